@@ -1,0 +1,21 @@
+"""Automatic differentiation: the graph, the backward engine, grad modes.
+
+Start reading at ``function.py`` (how an op records a node) and then
+``engine.py`` (how backward walks the nodes).
+"""
+
+from .engine import backward, grad
+from .function import Function, Node, once_differentiable
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+
+__all__ = ["backward", "grad", "Function", "Node", "once_differentiable", "no_grad",
+           "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError"]

@@ -1,0 +1,361 @@
+"""The backward engine: walk the graph from the outputs back to the leaves.
+
+Reverse mode in three steps, none of them recursive (a 100,000-op chain is
+just a long loop):
+
+1. **Discover.** Starting at the output's node, follow ``next_functions``
+   with an explicit stack and count, for every node, how many edges point
+   at it (its *dependencies*).
+2. **Run in order.** A node may run once every node that feeds it a
+   gradient has run, i.e. its dependency count drops to zero. Among ready
+   nodes the most recently created runs first (a heap on node id), which is
+   a valid topological order and the order PyTorch uses.
+3. **Deliver.** A node's ``backward`` turns the gradients of its outputs
+   into gradients of its inputs; each is added into the buffer of the node
+   it flows to. At a leaf, ``AccumulateGrad`` adds it into ``leaf.grad``.
+
+This module is also the one place a backward node runs, so it emits the
+``BackwardNode`` event.
+"""
+
+from __future__ import annotations
+
+import heapq
+import sys
+
+from .. import events
+from .function import AccumulateGrad, gradient_edge
+from .grad_mode import state
+
+__all__ = ["backward", "grad", "run_backward"]
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             inputs=None) -> None:
+    """Accumulate d(tensors)/d(leaves) into the leaves' ``.grad`` (``torch.autograd.backward``)."""
+    tensors = _as_list(tensors)
+    if inputs is not None:
+        inputs = _as_list(inputs)
+        if not inputs:
+            raise RuntimeError("backward: 'inputs' was given but is empty; pass None for all leaves")
+    run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=False, materialize_grads=False):
+    """Return d(outputs)/d(inputs) without touching any ``.grad`` (``torch.autograd.grad``)."""
+    single = not isinstance(inputs, (list, tuple))
+    inputs = _as_list(inputs)
+    outputs = _as_list(outputs)
+    for i, t in enumerate(inputs):
+        if not t.requires_grad:
+            raise RuntimeError(
+                f"autograd.grad: input {i} (shape {tuple(t.shape)}) does not require grad, so "
+                "it has no gradient. Fix: create it with requires_grad=True."
+            )
+    grads = run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs,
+                         accumulate=False)
+    result = []
+    for i, (t, g) in enumerate(zip(inputs, grads)):
+        if g is None:
+            if materialize_grads:
+                from ..ops.creation import zeros_like
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError(
+                    f"autograd.grad: input {i} (shape {tuple(t.shape)}) was not used to compute "
+                    "the outputs, so it has no gradient. Fix: pass allow_unused=True to get "
+                    "None for it (or materialize_grads=True for zeros)."
+                )
+        result.append(g)
+    return tuple(result) if not single else (result[0],)
+
+
+def _as_list(x) -> list:
+    from ..tensor import Tensor
+
+    if isinstance(x, Tensor):
+        return [x]
+    return list(x)
+
+
+def _root_gradients(tensors, grad_tensors, create_graph):
+    from ..ops.creation import ones_like
+    from ..tensor import Tensor
+
+    if grad_tensors is None:
+        grad_tensors = [None] * len(tensors)
+    else:
+        grad_tensors = _as_list(grad_tensors) if not isinstance(grad_tensors, (list, tuple)) \
+            else list(grad_tensors)
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"backward: got {len(tensors)} tensors but {len(grad_tensors)} "
+                           "gradients; give one gradient per tensor")
+    roots = []
+    for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
+        if not t.requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and has no grad_fn: nothing in "
+                f"its computation requires grad (shape {tuple(t.shape)}). Fix: create the "
+                "parameters with requires_grad=True, and check no_grad() is not active."
+            )
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError(
+                    f"grad can be implicitly created only for scalar outputs, but this tensor "
+                    f"has shape {tuple(t.shape)}. Fix: reduce it first (y.sum().backward()) or "
+                    "pass the gradient of something w.r.t. it: y.backward(gradient=...)."
+                )
+            g = ones_like(t)
+        elif not isinstance(g, Tensor):
+            raise TypeError(f"backward: gradient must be a Tensor, got {type(g).__name__}")
+        elif g.shape != t.shape:
+            raise RuntimeError(
+                f"backward: gradient has shape {tuple(g.shape)} but the tensor has shape "
+                f"{tuple(t.shape)}; they must match")
+        elif not create_graph:
+            g = g.detach()
+        roots.append((gradient_edge(t), g))
+    return roots
+
+
+def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accumulate):
+    """The engine proper; returns the gradients of ``inputs`` (captured at their edges)."""
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = _root_gradients(tensors, grad_tensors, create_graph)
+
+    # With ``inputs``, gradients are captured where each input's gradient arrives.
+    capture: dict = {}
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            if not t.requires_grad:
+                raise RuntimeError(f"backward: input {i} (shape {tuple(t.shape)}) does not "
+                                   "require grad, so no gradient can flow to it")
+            node, nr = gradient_edge(t)
+            capture.setdefault(node, []).append((nr, i))
+    captured = [None] * (len(inputs) if inputs is not None else 0)
+
+    root_nodes = list(dict.fromkeys(edge[0] for edge, _ in roots))
+    dependencies, parents = _discover(root_nodes, want_parents=bool(capture))
+    must_run = _ancestors(capture, parents) if capture else None
+
+    buffers: dict = {}
+    for (node, nr), g in roots:
+        _add_to_buffer(buffers, node, nr, g)
+    ready = [(-n.id, n) for n in root_nodes if dependencies.get(n, 0) == 0]
+    heapq.heapify(ready)
+
+    prev_enabled = state.enabled
+    state.enabled = create_graph
+    if events.listeners:
+        events.emit(events.Phase(events.next_seq(), "backward_begin"))
+    try:
+        while ready:
+            _, node = heapq.heappop(ready)
+            grads = buffers.pop(node, None) or [None] * node.num_outputs
+            grads = _run_tensor_hooks(node, grads)
+            if node in capture:
+                for nr, i in capture[node]:
+                    captured[i] = grads[nr]
+            if must_run is not None and node not in must_run:
+                continue
+            if isinstance(node, AccumulateGrad):
+                _accumulate(node.variable, grads[0], create_graph)
+                continue
+            grads = _call_node(node, grads, retain_graph)
+            for edge, g in zip(node.next_functions, grads):
+                if edge is None:
+                    continue
+                target = edge[0]
+                if must_run is not None and target not in must_run and target not in capture:
+                    continue
+                if g is not None:
+                    _add_to_buffer(buffers, target, edge[1], g)
+                remaining = dependencies[target] - 1
+                dependencies[target] = remaining
+                if remaining == 0:
+                    heapq.heappush(ready, (-target.id, target))
+        if accumulate and inputs is not None:
+            for t, g in zip(inputs, captured):
+                if g is not None:
+                    _accumulate(t, g, create_graph)
+    finally:
+        state.enabled = prev_enabled
+        if events.listeners:
+            events.emit(events.Phase(events.next_seq(), "backward_end"))
+    return captured
+
+
+def _discover(root_nodes, want_parents):
+    """Count the edges reaching each node from the roots (iterative DFS, no recursion).
+
+    With ``want_parents`` also return, for each node, the nodes with an edge to it.
+    """
+    dependencies: dict = {}
+    parents: dict = {}
+    seen = set(root_nodes)
+    stack = list(root_nodes)
+    while stack:
+        node = stack.pop()
+        for edge in node.next_functions:
+            if edge is None:
+                continue
+            target = edge[0]
+            dependencies[target] = dependencies.get(target, 0) + 1
+            if want_parents:
+                parents.setdefault(target, []).append(node)
+            if target not in seen:
+                seen.add(target)
+                stack.append(target)
+    return dependencies, parents
+
+
+def _ancestors(capture, parents):
+    """The nodes whose backward must run for gradients to reach the captured edges."""
+    must_run = set()
+    stack = [p for node in capture for p in parents.get(node, ())]
+    while stack:
+        node = stack.pop()
+        if node not in must_run:
+            must_run.add(node)
+            stack.extend(parents.get(node, ()))
+    return must_run
+
+
+def _add_to_buffer(buffers, node, nr, g):
+    slots = buffers.get(node)
+    if slots is None:
+        slots = buffers[node] = [None] * node.num_outputs
+    old = slots[nr]
+    slots[nr] = g if old is None else old + g
+
+
+def _run_tensor_hooks(node, grads):
+    """Hooks registered on the tensors whose gradients just arrived, then ``retain_grad``."""
+    if isinstance(node, AccumulateGrad):
+        return [_apply_hooks(node.variable._hooks, grads[0])]
+    if node._pre_hooks is None and node._retain_hooks is None:
+        return grads
+    grads = list(grads)
+    for nr, g in enumerate(grads):
+        if g is None:
+            continue
+        if node._pre_hooks is not None and nr in node._pre_hooks:
+            g = grads[nr] = _apply_hooks(node._pre_hooks[nr], g)
+        retain = node._retain_hooks
+        if retain is not None and nr in retain:
+            t = retain[nr]()
+            if t is not None:
+                t._grad = g.detach() if t._grad is None else (t._grad + g).detach()
+    return grads
+
+
+def _apply_hooks(hooks, g):
+    if hooks and g is not None:
+        for hook in tuple(hooks.values()):
+            out = hook(g)
+            if out is not None:
+                g = out
+    return g
+
+
+def _call_node(node, grads, retain_graph):
+    """Run one node's backward, check what it returns, and emit ``BackwardNode``."""
+    from ..ops.creation import zeros_from_meta
+
+    grads = list(grads)
+    if node.materialize_grads:
+        for nr, g in enumerate(grads):
+            if g is None:
+                grads[nr] = zeros_from_meta(node.output_meta[nr])
+    results = node.apply_backward(grads)
+    if not isinstance(results, tuple):
+        results = (results,)
+    results = _validate(node, results)
+    if node._post_hooks:
+        for hook in tuple(node._post_hooks.values()):
+            out = hook(results, tuple(grads))
+            if out is not None:
+                results = _validate(node, tuple(out))
+    if events.listeners:
+        ref = events.tensor_ref
+        events.emit(events.BackwardNode(events.next_seq(), node.op, node.id,
+                                        tuple(ref(g) for g in grads),
+                                        tuple(ref(g) for g in results), node.module))
+    if not retain_graph:
+        node.release_saved()
+    return results
+
+
+def _validate(node, results):
+    """Check a backward's gradients against its inputs: count, shape, dtype, device."""
+    n_args = len(node.next_functions)
+    if len(results) > n_args or (len(results) < n_args and any(
+            node.needs_input_grad[len(results):])):
+        raise RuntimeError(
+            f"function {node.name()} returned an incorrect number of gradients "
+            f"(expected {n_args}, one per forward argument, got {len(results)})"
+        )
+    out = []
+    for i, g in enumerate(results):
+        meta = node.input_meta[i]
+        if g is None or meta is None:
+            out.append(None if meta is None else g)
+            continue
+        shape, dtype, device = meta
+        if g._data.shape != shape:
+            g = _sum_to_shape(node, i, g, shape)
+        if g.dtype is not dtype:
+            g = g.to(dtype)
+        if g._device is not device:
+            raise RuntimeError(
+                f"function {node.name()} returned a gradient on {g.device} for input {i}, "
+                f"which is on {device}")
+        out.append(g)
+    return tuple(out)
+
+
+def _sum_to_shape(node, i, g, shape):
+    """Reduce a broadcast gradient to its input's shape, or explain why it can't be."""
+    gshape = g._data.shape
+    lead = len(gshape) - len(shape)
+    ok = lead >= 0 and all(s == 1 or s == gs for s, gs in zip(shape, gshape[lead:]))
+    if not ok:
+        raise RuntimeError(
+            f"function {node.name()} returned a gradient of shape {tuple(gshape)} for input "
+            f"{i}, which has shape {tuple(shape)}; a gradient must have its input's shape"
+        )
+    dims = tuple(range(lead)) + tuple(lead + k for k, s in enumerate(shape)
+                                      if s == 1 and gshape[lead + k] != 1)
+    if dims:
+        g = g.sum(dims, keepdim=True)
+    return g.reshape(shape)
+
+
+def _accumulate(leaf, g, create_graph):
+    """Add ``g`` into ``leaf.grad`` (PyTorch's AccumulateGrad); hooks have already run."""
+    from ..tensor import Tensor
+
+    if g is None:
+        return
+    old = leaf._grad
+    if old is None:
+        if create_graph:
+            new = g
+        elif g.grad_fn is None and g._data.base is None and sys.getrefcount(g._data) <= 2:
+            # Nobody else holds this array: adopt it instead of copying (PyTorch
+            # steals the buffer the same way when its use count is one).
+            new = Tensor._make(g._data, g._storage, None, 0, False)
+        else:
+            new = Tensor._make(g._data.copy(), None, None, 0, False)
+        leaf.grad = new
+    elif create_graph or old.grad_fn is not None:
+        leaf.grad = old + g
+    else:
+        xp = old._device.backend.xp
+        xp.add(old._data, g._data, out=old._data)
+        old._storage.version += 1
+    if events.listeners:
+        events.emit(events.GradAccumulated(events.next_seq(), events.tensor_ref(leaf),
+                                           events.tensor_ref(leaf._grad)))

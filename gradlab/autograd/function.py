@@ -1,0 +1,479 @@
+"""How an op is defined and run: ``Function``, its backward ``Node``, and the dispatcher.
+
+Every differentiable op in gradlab, built-in or yours, is a ``Function``
+subclass with two static methods side by side::
+
+    class Mul(Function):
+        @staticmethod
+        def forward(ctx, a, b):            # compute the output
+            ctx.save_for_backward(a, b)
+            return a * b
+
+        @staticmethod
+        def backward(ctx, grad):           # d(a*b)/da = b, d(a*b)/db = a
+            a, b = ctx.saved_tensors
+            return grad * b, grad * a
+
+``Mul.apply(x, y)`` runs ``forward`` and, if any input requires grad and
+grad mode is on, records a :class:`Node` (PyTorch's ``grad_fn``) that the
+backward engine later calls. ``ctx`` *is* that node.
+
+One difference from PyTorch is a speed switch: built-in ops set
+``raw = True`` and their ``forward`` receives and returns raw NumPy/CuPy
+arrays, so a forward pass spends its time in NumPy rather than in tensor
+bookkeeping. ``backward`` always works on Tensors, written with tensor ops,
+so ``create_graph=True`` differentiates through it for higher derivatives.
+
+``apply`` is the one place an op is dispatched, so it is also where the
+``OpForward`` event is emitted.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+import weakref
+
+from .. import events
+from ..storage import Storage
+from .grad_mode import state
+
+__all__ = ["Function", "Node", "AccumulateGrad", "SavedTensor", "once_differentiable"]
+
+_node_ids = itertools.count(1)
+
+
+class SavedTensor:
+    """One tensor a node keeps for backward, with the version it had when saved.
+
+    Three kinds: an input tensor (kept as the tensor itself, so a second-order
+    graph can flow through it), an output of the node (kept as its data only;
+    a reference to the output tensor would be a cycle node -> tensor -> node),
+    or a private array the forward computed (a mask, indices).
+    """
+
+    __slots__ = ("tensor", "data", "storage", "version", "output_nr")
+
+    def __init__(self, tensor, data, storage, output_nr):
+        self.tensor = tensor
+        self.data = data
+        self.storage = storage
+        self.output_nr = output_nr
+        if storage is not None:
+            self.version = storage.version
+            storage.retain_for_backward()
+
+    def release(self) -> None:
+        if self.storage is not None:
+            self.storage.release_for_backward()
+        self.tensor = self.data = self.storage = None
+
+    def unpack(self, node):
+        from ..tensor import Tensor
+
+        storage = self.storage
+        if storage is not None and storage.version != self.version:
+            shape = tuple(self.data.shape if self.data is not None else self.tensor.shape)
+            which = "an input" if self.output_nr is None else f"output {self.output_nr}"
+            raise RuntimeError(
+                f"one of the tensors needed for gradient computation was modified by an in-place "
+                f"operation: {which} of '{node.op}' (node {node.id}), shape {shape}, was saved "
+                f"at version {self.version} and is now at version {storage.version}. "
+                f"Fix: use the out-of-place form (x = x * 2 instead of x.mul_(2)), or change a "
+                f".clone() of the tensor instead."
+            )
+        if self.tensor is not None:
+            return self.tensor
+        if self.output_nr is not None:
+            return Tensor._make(self.data, storage, node, self.output_nr, True)
+        if self.data is None or isinstance(self.data, (int, float, bool)):
+            return self.data
+        return Tensor._make(self.data, None, None, 0, False)
+
+
+class Node:
+    """A recorded op call: the unit of the backward graph (PyTorch's ``grad_fn``).
+
+    ``next_functions[i]`` is ``(node, output_nr)`` for the i-th forward
+    argument when it requires grad, else ``None``: following these edges
+    from the loss walks the whole graph back to the leaves. A node refers to
+    its inputs' nodes but never to its own outputs, so dropping the last
+    output frees the graph.
+    """
+
+    __slots__ = ("fn", "id", "next_functions", "input_meta", "needs_input_grad", "module",
+                 "num_outputs", "output_meta", "_saved", "_released", "_pre_hooks",
+                 "_retain_hooks", "_post_hooks", "_non_differentiable", "materialize_grads",
+                 "__dict__", "__weakref__")
+
+    def __init__(self, fn) -> None:
+        self.fn = fn
+        self.id = next(_node_ids)
+        self._saved = None
+        self._released = False
+        self._pre_hooks = None
+        self._retain_hooks = None
+        self._post_hooks = None
+        self._non_differentiable = None
+        self.materialize_grads = True
+        self.module = state.module
+
+    # --- what users of ctx see (PyTorch's names) ------------------------------------------
+    def save_for_backward(self, *items) -> None:
+        """Keep tensors (or, in raw ops, arrays) for ``backward``; see ``saved_tensors``."""
+        self._saved = items
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The saved tensors, checked against in-place changes since they were saved."""
+        saved = self._saved
+        if saved is None:
+            if self._released:
+                raise RuntimeError(
+                    f"trying to backward through the graph a second time: '{self.op}' (node "
+                    f"{self.id}) already freed the tensors it saved for backward. Fix: pass "
+                    f"retain_graph=True to the first backward() (or autograd.grad()) if you "
+                    f"need to backward through the same graph again."
+                )
+            return ()
+        return tuple(s.unpack(self) for s in saved)
+
+    def mark_non_differentiable(self, *outputs) -> None:
+        """Outputs (arrays or tensors) that never get a gradient, like argmax indices."""
+        self._non_differentiable = tuple(id(o) for o in outputs)
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """If False, backward may receive None for outputs that got no gradient."""
+        self.materialize_grads = bool(value)
+
+    # --- what the engine and the views use -------------------------------------------------
+    @property
+    def input_shapes(self) -> tuple:
+        """Shape of each forward argument that needs a gradient (None for the others)."""
+        return tuple(None if m is None else m[0] for m in self.input_meta)
+
+    @property
+    def op(self) -> str:
+        """The op's PyTorch name: ``mul``, ``matmul``, ``sum``..."""
+        return self.fn.name
+
+    def name(self) -> str:
+        """PyTorch's class-style name, e.g. ``MulBackward0``."""
+        return self.fn.node_name
+
+    def release_saved(self) -> None:
+        """Free the saved tensors (after a backward without ``retain_graph``)."""
+        saved = self._saved
+        if saved is not None:
+            for s in saved:
+                s.release()
+            self._saved = None
+        self._released = True
+
+    @property
+    def saved_bytes(self) -> int:
+        """Bytes of the buffers this node keeps alive for backward."""
+        total = 0
+        for s in self._saved or ():
+            data = s.data if s.data is not None else getattr(s.tensor, "_data", None)
+            total += 0 if data is None else data.nbytes
+        return total
+
+    def register_hook(self, hook):
+        """``hook(grad_inputs, grad_outputs)`` after this node's backward; may replace grads."""
+        from ..utils.hooks import RemovableHandle
+
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        return RemovableHandle(self._post_hooks, hook)
+
+    def apply_backward(self, grads):
+        return self.fn.backward(self, *grads)
+
+    def __call__(self, *grads):
+        """Run this node's backward directly (as ``y.grad_fn(g)`` does in PyTorch)."""
+        return self.apply_backward(grads)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+
+class AccumulateGrad(Node):
+    """The node at a leaf that requires grad: adds what arrives into ``leaf.grad``.
+
+    A leaf keeps a weak reference to its accumulator so that all graphs using
+    the leaf share one node while any of them is alive.
+    """
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable) -> None:
+        super().__init__(AccumulateGradFn)
+        self.variable = variable
+        self.next_functions = ()
+        self.input_meta = ()
+        self.needs_input_grad = ()
+        self.num_outputs = 1
+        self.output_meta = ((variable.shape, variable.dtype, variable.device),)
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+
+class _AccumulateGradFn:
+    name = "accumulate_grad"
+    node_name = "AccumulateGrad"
+
+
+AccumulateGradFn = _AccumulateGradFn
+
+
+def _grad_accumulator(tensor) -> AccumulateGrad:
+    ref = tensor._accumulator
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(tensor)
+        tensor._accumulator = weakref.ref(acc)
+    return acc
+
+
+def gradient_edge(tensor):
+    """Where a gradient for ``tensor`` must be sent: ``(node, output_nr)``."""
+    fn = tensor.grad_fn
+    if fn is not None:
+        return (fn, tensor._out_index)
+    return (_grad_accumulator(tensor), 0)
+
+
+class _NoGradContext:
+    """The ``ctx`` an op sees when no graph is recorded: saving is free and forgotten."""
+
+    __slots__ = ()
+    needs_input_grad = ()
+    materialize_grads = True
+
+    def save_for_backward(self, *items) -> None:
+        pass
+
+    def mark_non_differentiable(self, *outputs) -> None:
+        pass
+
+    def set_materialize_grads(self, value) -> None:
+        pass
+
+    def __setattr__(self, name, value) -> None:
+        pass
+
+
+_NO_GRAD_CTX = _NoGradContext()
+
+
+class _FunctionMeta(type):
+    """Gives each Function subclass its op ``name`` and PyTorch-style ``node_name``."""
+
+    def __init__(cls, clsname, bases, ns):
+        super().__init__(clsname, bases, ns)
+        if "name" not in ns:
+            cls.name = clsname[0].lower() + clsname[1:]
+        cls.node_name = ns.get("node_name") or f"{clsname}Backward0"
+
+
+class Function(metaclass=_FunctionMeta):
+    """Base class of every op (PyTorch's ``torch.autograd.Function``).
+
+    Subclass it with static ``forward(ctx, *args)`` and ``backward(ctx, *grads)``
+    and call ``YourOp.apply(*args)``. ``backward`` returns one gradient per
+    forward argument (``None`` where there is none).
+
+    Class attributes:
+    ``name``  the op name shown in graphs and events (default: class name, lower-cased)
+    ``raw``   built-in speed path: forward sees raw arrays, not Tensors
+    ``differentiable``  False for ops with no gradient (comparisons): no node is recorded
+    """
+
+    name = "function"
+    raw = False
+    differentiable = True
+
+    @staticmethod
+    def forward(ctx, *args):
+        raise NotImplementedError("a Function must define a static forward(ctx, *args)")
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise NotImplementedError(
+            "this Function defines no backward, so it cannot be differentiated"
+        )
+
+    @classmethod
+    def apply(cls, *args):
+        return _dispatch(cls, args)
+
+
+def once_differentiable(backward):
+    """Mark a backward as not differentiable itself (accepted for PyTorch compatibility)."""
+    return backward
+
+
+def _dispatch(fn, args):
+    """Run ``fn`` on ``args``: compute, wrap outputs, record a node, emit ``OpForward``."""
+    from ..tensor import Tensor
+
+    listening = events.listeners
+    # Which arguments are tensors, and does any need a gradient?
+    device = None
+    requires_grad = False
+    tensor_positions = []
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            tensor_positions.append(i)
+            if a._requires_grad:
+                requires_grad = True
+            if device is None:
+                device = a._device
+            elif a._device is not device:
+                _raise_mixed_devices(fn, args)
+    record = requires_grad and state.enabled and fn.differentiable
+
+    if record:
+        ctx = Node(fn)
+        ctx.needs_input_grad = tuple(
+            isinstance(a, Tensor) and a._requires_grad for a in args)
+    else:
+        ctx = _NO_GRAD_CTX
+
+    if fn.raw:
+        fargs = list(args)
+        for i in tensor_positions:
+            fargs[i] = args[i]._data
+    else:
+        fargs = args
+    start = time.perf_counter() if listening else 0.0
+    if fn.raw:
+        if device is not None and device.index is not None:
+            with device.backend.use_device(device.index):
+                result = fn.forward(ctx, *fargs)
+        else:
+            result = fn.forward(ctx, *fargs)
+    else:
+        prev = state.enabled
+        state.enabled = False
+        try:
+            result = fn.forward(ctx, *fargs)
+        finally:
+            state.enabled = prev
+    duration = time.perf_counter() - start if listening else 0.0
+
+    single = not isinstance(result, tuple)
+    outputs = _wrap_outputs(fn, (result,) if single else result, args, tensor_positions,
+                            ctx if record else None)
+    if record:
+        _finish_node(ctx, fn, args, outputs, result if single else None)
+    if listening:
+        _emit_forward(fn, ctx if record else None, args, tensor_positions, outputs, duration)
+    return outputs[0] if single else outputs
+
+
+def _wrap_outputs(fn, results, args, tensor_positions, node):
+    """Turn forward's results into Tensors, sharing storage where an output is a view."""
+    from ..tensor import Tensor
+
+    outputs = []
+    non_diff = node._non_differentiable if node is not None else None
+    for k, r in enumerate(results):
+        if isinstance(r, Tensor):  # a Function with raw=False returns tensors
+            data, storage = r._data, r._storage
+        elif r is None:
+            outputs.append(None)
+            continue
+        else:
+            data, storage = r, _storage_for(r, args, tensor_positions)
+        diff = node is not None and data.dtype.kind == "f" and not (
+            non_diff and (id(r) in non_diff))
+        outputs.append(Tensor._make(data, storage, node if diff else None, k, diff))
+    return outputs
+
+
+def _storage_for(array, args, tensor_positions):
+    """The storage of ``array``: an input's when it is (a view of) that input, else a new one.
+
+    NumPy and CuPy point a view's ``base`` at the array that owns the memory,
+    so comparing bases finds which input an output aliases.
+    """
+    base = array.base
+    for i in tensor_positions:
+        d = args[i]._data
+        if d is array or (base is not None and (d is base or d.base is base)):
+            return args[i]._storage
+    owner = array if base is None else base
+    return Storage(owner.nbytes, _device_of_array(array, args, tensor_positions))
+
+
+def _device_of_array(array, args, tensor_positions):
+    if tensor_positions:
+        return args[tensor_positions[0]]._device
+    from ..backends import backend_for_array
+    return backend_for_array(array)[0]
+
+
+def _finish_node(node, fn, args, outputs, single_result):
+    """Connect ``node`` to its inputs' nodes and turn what forward saved into SavedTensors."""
+    from ..tensor import Tensor
+
+    edges = []
+    metas = []
+    for a in args:
+        if isinstance(a, Tensor) and a._requires_grad:
+            fn_ = a.grad_fn
+            edges.append((fn_, a._out_index) if fn_ is not None else (_grad_accumulator(a), 0))
+            metas.append((a.shape, a.dtype, a._device))
+        else:
+            edges.append(None)
+            metas.append(None)
+    node.next_functions = tuple(edges)
+    node.input_meta = tuple(metas)
+    node.num_outputs = len(outputs)
+    node.output_meta = tuple(None if o is None else (o.shape, o.dtype, o._device)
+                             for o in outputs)
+    saved = node._saved
+    if saved is not None:
+        node._saved = tuple(_resolve_saved(item, args, outputs) for item in saved)
+
+
+def _resolve_saved(item, args, outputs):
+    """Find out what a saved item is: an input, an output or a private value."""
+    from ..tensor import Tensor
+
+    for a in args:
+        if isinstance(a, Tensor) and (item is a or item is a._data):
+            return SavedTensor(a, None, a._storage, None)
+    for k, o in enumerate(outputs):
+        if o is not None and (item is o or item is o._data):
+            if o.grad_fn is None:  # not differentiable: no need for a node reference
+                return SavedTensor(o, None, o._storage, None)
+            return SavedTensor(None, o._data, o._storage, k)
+    if item is None or isinstance(item, (int, float, bool)):
+        return SavedTensor(None, item, None, None)  # a number: unpacks as itself
+    if isinstance(item, Tensor):
+        return SavedTensor(item, None, item._storage, None)
+    return SavedTensor(None, item, None, None)
+
+
+def _emit_forward(fn, node, args, tensor_positions, outputs, duration):
+    ref = events.tensor_ref
+    events.emit(events.OpForward(
+        events.next_seq(), fn.name, None if node is None else node.id,
+        tuple(ref(args[i]) for i in tensor_positions),
+        tuple(ref(o) for o in outputs if o is not None),
+        state.module, duration))
+
+
+def _raise_mixed_devices(fn, args):
+    from ..tensor import Tensor
+
+    found = ", ".join(f"{tuple(a.shape)} on {a.device}" for a in args if isinstance(a, Tensor))
+    first = next(a.device for a in args if isinstance(a, Tensor))
+    raise RuntimeError(
+        f"{fn.name}: expected all tensors on the same device, got {found}. "
+        f"Fix: move them to one device first, e.g. other.to('{first}')."
+    )

@@ -1,0 +1,143 @@
+"""Check a gradient against finite differences: ``gradcheck`` and ``gradgradcheck``.
+
+The analytic Jacobian comes from backward, one row per output element
+(a vector-Jacobian product with a one-hot vector). The numerical Jacobian
+comes from central differences, one column per input element:
+
+    J[:, j] ≈ (f(x + eps·e_j) - f(x - eps·e_j)) / (2·eps)
+
+Central differences are accurate to O(eps²), so in float64 with eps = 1e-6
+the two should agree to about 1e-8 unless the function is not smooth at x.
+Run checks in float64: float32 rounding swamps the difference.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..tensor import Tensor
+from .engine import grad as _grad
+
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+
+
+class GradcheckError(RuntimeError):
+    """The analytic and numerical Jacobians disagree."""
+
+
+def _as_tuple(x) -> tuple:
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _differentiable_outputs(outputs):
+    return [o for o in outputs if isinstance(o, Tensor) and o.requires_grad]
+
+
+def _differentiable_positions(outputs) -> list[int]:
+    return [k for k, o in enumerate(outputs) if isinstance(o, Tensor) and o.requires_grad]
+
+
+def _numerical_jacobian(func, inputs, wrt, outputs, positions, eps):
+    """Per (input, output) pair, a (numel_out, numel_in) matrix of central differences."""
+    jac = [[np.zeros((o.numel(), t.numel())) for o in outputs] for t in wrt]
+    for i, t in enumerate(wrt):
+        data = t._data
+        for j in range(t.numel()):
+            idx = np.unravel_index(j, data.shape) if data.ndim else ()
+            orig = data[idx].item() if data.ndim else data.item()
+            values = []
+            for delta in (eps, -eps):
+                data[idx] = orig + delta
+                outs = _as_tuple(func(*inputs))  # grad mode on: func may differentiate inside
+                outs = [outs[p] for p in positions]
+                values.append([o._host().astype(np.float64).reshape(-1) for o in outs])
+            data[idx] = orig
+            for k in range(len(outputs)):
+                jac[i][k][:, j] = (values[0][k] - values[1][k]) / (2 * eps)
+    return jac
+
+
+def _analytic_jacobian(outputs, wrt):
+    from ..ops.creation import zeros_like
+
+    jac = [[np.zeros((o.numel(), t.numel())) for o in outputs] for t in wrt]
+    for k, o in enumerate(outputs):
+        for r in range(o.numel()):
+            onehot = zeros_like(o)
+            flat = onehot._data.reshape(-1)
+            flat[r] = 1
+            grads = _grad([o], wrt, grad_outputs=[onehot], retain_graph=True,
+                          allow_unused=True)
+            for i, g in enumerate(grads):
+                if g is not None:
+                    jac[i][k][r, :] = g._host().astype(np.float64).reshape(-1)
+    return jac
+
+
+def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True, **_ignored) -> bool:
+    """True if backward's gradients of ``func(*inputs)`` match finite differences.
+
+    Only inputs with ``requires_grad=True`` are checked. On a mismatch, raises
+    :class:`GradcheckError` naming the input, output and worst element (or
+    returns False with ``raise_exception=False``).
+    """
+    inputs = _as_tuple(inputs)
+    wrt = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
+    if not wrt:
+        raise ValueError("gradcheck: no input requires grad; mark the ones to check with "
+                         "requires_grad=True")
+    for t in wrt:
+        if t.dtype.name != "float64":
+            warnings.warn(f"gradcheck: input of dtype {t.dtype} is not float64; finite "
+                          "differences will be too coarse to be trusted", stacklevel=2)
+    all_outputs = _as_tuple(func(*inputs))
+    positions = _differentiable_positions(all_outputs)
+    outputs = [all_outputs[p] for p in positions]
+    if not outputs:
+        raise GradcheckError("gradcheck: the function returned no output that requires grad")
+    analytic = _analytic_jacobian(outputs, wrt)
+    numerical = _numerical_jacobian(func, inputs, wrt, outputs, positions, eps)
+    for i in range(len(wrt)):
+        for k in range(len(outputs)):
+            a, n = analytic[i][k], numerical[i][k]
+            bad = np.abs(a - n) > atol + rtol * np.abs(n)
+            if bad.any():
+                r, c = np.argwhere(bad)[0]
+                message = (
+                    f"gradcheck: Jacobian mismatch for output {k} with respect to input {i} "
+                    f"(shape {tuple(wrt[i].shape)}): at output element {r}, input element "
+                    f"{c}, backward gives {a[r, c]:.10g} but finite differences give "
+                    f"{n[r, c]:.10g} ({int(bad.sum())} of {bad.size} entries differ)."
+                )
+                if a.size <= 36:
+                    message += f"\nanalytic:\n{a}\nnumerical:\n{n}"
+                if raise_exception:
+                    raise GradcheckError(message)
+                return False
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
+                  rtol: float = 1e-3, raise_exception: bool = True, **_ignored) -> bool:
+    """Check second derivatives: gradcheck the gradient of ``func`` (built with create_graph)."""
+    from ..ops.creation import randn_like
+
+    inputs = _as_tuple(inputs)
+    outputs = _differentiable_outputs(_as_tuple(func(*inputs)))
+    if grad_outputs is None:
+        grad_outputs = [randn_like(o, dtype=o.dtype).requires_grad_() for o in outputs]
+    grad_outputs = list(_as_tuple(grad_outputs))
+    n_in = len(inputs)
+
+    def first_derivatives(*args):
+        ins, gos = args[:n_in], args[n_in:]
+        outs = _differentiable_outputs(_as_tuple(func(*ins)))
+        wrt = [t for t in ins if isinstance(t, Tensor) and t.requires_grad]
+        grads = _grad(outs, wrt, grad_outputs=list(gos), create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None and g.requires_grad)
+
+    return gradcheck(first_derivatives, tuple(inputs) + tuple(grad_outputs), eps=eps, atol=atol,
+                     rtol=rtol, raise_exception=raise_exception)

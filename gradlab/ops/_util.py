@@ -1,0 +1,153 @@
+"""Small helpers every op family shares: dims, operand promotion, un-broadcasting."""
+
+from __future__ import annotations
+
+from numbers import Number
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..tensor import Tensor
+
+__all__ = ["wrap_dim", "wrap_dims", "as_operand", "promote", "unbroadcast", "xp_of", "xp_for",
+           "check_float"]
+
+
+def wrap_dim(dim: int, ndim: int, op: str) -> int:
+    """``dim`` as an index in ``range(ndim)``; negative dims count from the end.
+
+    A 0-d tensor accepts dims 0 and -1, as in PyTorch.
+    """
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"{op}: dimension {dim} is out of range for a tensor with {ndim} dimension(s) "
+            f"(expected a dim in [{-n}, {n - 1}])"
+        )
+    return dim % n
+
+
+def wrap_dims(dim, ndim: int, op: str) -> tuple[int, ...] | None:
+    """Normalise ``dim`` (None, an int, or a sequence of ints) to a sorted tuple, or None."""
+    if dim is None:
+        return None
+    if isinstance(dim, (int, np.integer)):
+        return (wrap_dim(int(dim), ndim, op),) if ndim else ()
+    dims = tuple(sorted(wrap_dim(int(d), ndim, op) for d in dim)) if ndim else ()
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"{op}: dim {tuple(dim)} names a dimension twice")
+    return dims
+
+
+def xp_of(t: Tensor):
+    """The array module (NumPy or CuPy) of a tensor's device."""
+    return t._device.backend.xp
+
+
+def xp_for(array):
+    """The array module for a raw array inside a forward: NumPy, or CuPy for GPU arrays."""
+    if type(array) is np.ndarray or isinstance(array, (int, float, bool, np.generic)):
+        return np
+    from ..backends import backend_for_array
+
+    return backend_for_array(array)[1].xp
+
+
+def as_operand(x, like: Tensor | None = None):
+    """Python numbers stay numbers (weak scalars); anything else becomes a Tensor."""
+    if isinstance(x, Tensor) or isinstance(x, Number):
+        return x
+    if isinstance(x, np.generic):
+        return x.item()
+    from .creation import tensor
+
+    return tensor(x, device=None if like is None else like.device)
+
+
+def promote(a, b):
+    """Cast two operands to the dtype PyTorch's promotion gives their op.
+
+    Fast path first: two tensors of one dtype, or a float tensor and a Python
+    number, need nothing (NumPy keeps the tensor's dtype for a weak scalar).
+    Casting goes through ``to``, which is differentiable, so gradients flow
+    back to the original dtype.
+    """
+    ta = isinstance(a, Tensor)
+    tb = isinstance(b, Tensor)
+    if ta and tb:
+        if a.dtype is b.dtype:
+            return a, b
+    elif ta:
+        if not isinstance(b, Number):
+            b = as_operand(b, a)
+            return promote(a, b)
+        if _scalar_fits(a.dtype, b):
+            return a, b
+    elif tb:
+        if not isinstance(a, Number):
+            return promote(as_operand(a, b), b)
+        if _scalar_fits(b.dtype, a):
+            return a, b
+    else:
+        from .creation import tensor
+
+        return promote(tensor(a), b)
+    dtype = _dt.result_type(a, b)
+    if ta and a.dtype is not dtype:
+        a = a.to(dtype)
+    if tb and b.dtype is not dtype:
+        b = b.to(dtype)
+    if not ta:
+        a = _cast_scalar(a, dtype)
+    if not tb:
+        b = _cast_scalar(b, dtype)
+    return a, b
+
+
+def _scalar_fits(dtype, value) -> bool:
+    """Does a Python scalar leave ``dtype`` unchanged under promotion?"""
+    if dtype.category == 2:  # float tensors absorb any Python number
+        return True
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return dtype.category == 1
+    return False
+
+
+def _cast_scalar(value, dtype):
+    if dtype.is_floating_point:
+        return float(value)
+    if dtype is _dt.bool:
+        return bool(value)
+    return int(value)
+
+
+def unbroadcast(grad: Tensor, shape) -> Tensor | None:
+    """Sum ``grad`` down to ``shape``: the backward of broadcasting.
+
+    Broadcasting copies a value along new or size-1 dims, so in backward the
+    copies' gradients add up: sum over the leading dims that broadcasting
+    added, and over dims where ``shape`` has size 1 (keeping them).
+    ``shape=None`` (an input that needs no gradient) gives None.
+    """
+    if shape is None:
+        return None
+    gshape = grad._data.shape
+    if gshape == shape:
+        return grad
+    lead = len(gshape) - len(shape)
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
+    if dims:
+        grad = grad.sum(dims, keepdim=True)
+    return grad.reshape(shape) if grad._data.shape != shape else grad
+
+
+def check_float(op: str, t: Tensor) -> None:
+    """Ops defined only on floats (exp, softmax, ...) say so for integer input."""
+    if not t.dtype.is_floating_point:
+        raise RuntimeError(
+            f"{op}: expected a floating point tensor, got {t.dtype} with shape "
+            f"{tuple(t.shape)}. Fix: convert first with .float()"
+        )

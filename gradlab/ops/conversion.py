@@ -1,0 +1,108 @@
+"""Changing dtype or device, and copying: ``to``, ``clone``, ``contiguous``.
+
+These are differentiable: the gradient of a cast is the gradient cast back,
+the gradient of a device move is the gradient moved back.
+"""
+
+from __future__ import annotations
+
+from .. import dtypes as _dt
+from ..autograd.function import Function
+from ..backends import device as as_device
+from ..storage import Storage
+from ..tensor import Tensor
+
+__all__ = ["to", "clone", "contiguous"]
+
+
+class ToDtype(Function):
+    """Cast to another dtype.   Backward: cast the gradient back to the input's dtype."""
+
+    raw = True
+    name = "to"
+
+    @staticmethod
+    def forward(ctx, a, np_dtype):
+        return a.astype(np_dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None  # the engine casts it to the input's dtype
+
+
+class ToDevice(Function):
+    """Copy to another device.   Backward: copy the gradient back."""
+
+    name = "to"
+
+    @staticmethod
+    def forward(ctx, t, dev, np_dtype):
+        ctx.source = t._device
+        backend = dev.get_backend()
+        data = t._data
+        if dev.type != t._device.type:  # crossing host <-> device goes through the host
+            data = t._device.backend.to_numpy(data)
+        arr = backend.asarray(data, np_dtype, dev.index, copy=True)
+        return Tensor._make(arr, Storage(arr.nbytes, dev), None, 0, False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return to(grad, ctx.source), None, None
+
+
+def _parse_to(tensor, args, kwargs):
+    dev = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("copy", None)
+    if kwargs:
+        raise TypeError(f"to(): unexpected arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            dev, dtype = a.device, a.dtype
+        elif isinstance(a, _dt.dtype) or (isinstance(a, str) and a in _dt._BY_NAME) or \
+                isinstance(a, type):
+            dtype = a
+        elif a is not None:
+            dev = a
+    return (as_device(dev) if dev is not None else tensor.device,
+            _dt.to_dtype(dtype) if dtype is not None else tensor.dtype)
+
+
+def to(input, *args, **kwargs) -> Tensor:
+    """``x.to(device)``, ``x.to(dtype)``, ``x.to(device, dtype)``, ``x.to(other)``.
+
+    Returns ``x`` itself when nothing changes, as PyTorch does.
+    """
+    copy = kwargs.get("copy", False)
+    dev, dtype = _parse_to(input, args, kwargs)
+    if dev is not input.device:
+        return ToDevice.apply(input, dev, dtype.np)
+    if dtype is not input.dtype:
+        return ToDtype.apply(input, dtype.np)
+    return clone(input) if copy else input
+
+
+class Clone(Function):
+    """A copy with its own memory.   Backward: the gradient passes through."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a):
+        return a.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+def clone(input, *, memory_format=None) -> Tensor:
+    return Clone.apply(input)
+
+
+def contiguous(input, memory_format=None) -> Tensor:
+    """``input`` itself if its memory is in row-major order, else a row-major copy."""
+    if input._data.flags.c_contiguous:
+        return input
+    return Clone.apply(input)

@@ -1,0 +1,321 @@
+"""Making tensors: from data, filled, ranges, random. None of these record a graph.
+
+dtype rules follow PyTorch: Python floats give the default dtype (float32),
+Python ints give int64, bools give bool; NumPy arrays keep their dtype.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..backends import cpu
+from ..backends import device as as_device
+from ..random import get_generator
+from ..storage import Storage
+from ..tensor import Tensor
+
+__all__ = [
+    "tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones", "full", "empty",
+    "arange", "linspace", "eye", "rand", "randn", "randint", "normal", "randperm",
+    "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",
+    "randint_like", "zeros_from_meta",
+]
+
+
+def _infer_numpy(data) -> np.ndarray:
+    """NumPy array for ``data`` with PyTorch's dtype inference for Python values."""
+    if isinstance(data, np.ndarray):
+        return data
+    if isinstance(data, np.generic):
+        return np.asarray(data)
+    if isinstance(data, Tensor):
+        return data._host()
+    if isinstance(data, (list, tuple)) and data and any(isinstance(x, Tensor) for x in data):
+        data = [x._host() if isinstance(x, Tensor) else x for x in data]
+    arr = np.asarray(data)
+    if arr.dtype == object:
+        raise TypeError(
+            f"can't make a tensor from {type(data).__name__} data of ragged or mixed types; "
+            "nested lists must be rectangular lists of numbers"
+        )
+    kind = arr.dtype.kind
+    if kind == "f" and not isinstance(data, np.ndarray) and not _is_numpy_list(data):
+        return arr.astype(_dt.get_default_dtype().np, copy=False)
+    if kind in "iu" and arr.dtype != np.int64 and not _is_numpy_list(data):
+        return arr.astype(np.int64)
+    return arr
+
+
+def _is_numpy_list(data) -> bool:
+    return isinstance(data, (list, tuple)) and bool(data) and isinstance(data[0], np.ndarray)
+
+
+def _array_from(data, dtype=None, device=None, copy=True):
+    """``(array, device)`` holding ``data`` as ``dtype`` on ``device``."""
+    if device is None:
+        device = data.device if isinstance(data, Tensor) else cpu
+    dev = as_device(device)
+    backend = dev.get_backend()
+    if isinstance(data, Tensor) and data._device is not cpu:
+        src = data._data
+    elif not isinstance(data, np.ndarray) and dev is not cpu and \
+            hasattr(data, "__cuda_array_interface__"):
+        src = data
+    else:
+        src = _infer_numpy(data)
+    np_dtype = _dt.to_dtype(dtype).np if dtype is not None else _dt.from_numpy_dtype(
+        src.dtype).np
+    arr = backend.asarray(src, np_dtype, dev.index, copy=copy)
+    return arr, dev
+
+
+def _new(array, dev, requires_grad=False) -> Tensor:
+    t = Tensor._make(array, Storage(array.nbytes, dev), None, 0, False)
+    if requires_grad:
+        t.requires_grad = True  # the setter explains why integer tensors can't
+    return t
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A new tensor with a copy of ``data`` (a number, nested list, array or tensor)."""
+    arr, dev = _array_from(data, dtype, device, copy=True)
+    return _new(arr, dev, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Like ``tensor``, but shares memory with ``data`` when no conversion is needed."""
+    if isinstance(data, Tensor):
+        return data.to(device if device is not None else data.device,
+                       dtype if dtype is not None else data.dtype)
+    arr, dev = _array_from(data, dtype, device, copy=False)
+    return _new(arr, dev)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A CPU tensor sharing memory with a NumPy array: changing one changes the other."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
+    if _dt.from_numpy_dtype(array.dtype).np != array.dtype:
+        raise TypeError(
+            f"from_numpy: NumPy dtype {array.dtype} has no gradlab equivalent to share memory "
+            "with. Fix: convert first, e.g. from_numpy(a.astype(np.int64)), or use tensor(a)."
+        )
+    return _new(array, cpu)
+
+
+def from_dlpack(obj) -> Tensor:
+    """A tensor sharing memory with any DLPack-capable object (NumPy, CuPy, PyTorch, ...)."""
+    dev_type, dev_id = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)
+    if int(dev_type) == 1:  # kDLCPU
+        return _new(np.from_dlpack(obj), cpu)
+    dev = as_device("cuda", int(dev_id))
+    return _new(dev.get_backend().from_dlpack(obj), dev)
+
+
+def _size(size) -> tuple[int, ...]:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    try:
+        out = tuple(int(s) for s in size)
+    except TypeError:
+        raise TypeError(f"size must be integers, got {size!r}") from None
+    if any(s < 0 for s in out):
+        raise RuntimeError(f"negative dimension in size {out}; sizes must be >= 0")
+    return out
+
+
+def _filled(shape, value, dtype, device, requires_grad) -> Tensor:
+    dev = as_device(device if device is not None else cpu)
+    xp = dev.get_backend().xp
+    with dev.backend.use_device(dev.index):
+        arr = xp.full(shape, value, dtype=dtype.np)
+    return _new(arr, dev, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled(_size(size), 0, _dt.to_dtype(dtype or _dt.get_default_dtype()), device,
+                   requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled(_size(size), 1, _dt.to_dtype(dtype or _dt.get_default_dtype()), device,
+                   requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Uninitialised in PyTorch; gradlab fills with zeros so results never depend on garbage."""
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    if dtype is None:
+        dtype = _dt.result_type(fill_value)
+    return _filled(_size((size,)), fill_value, _dt.to_dtype(dtype), device, requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``[start, end)`` in steps of ``step``; int64 for integer arguments, else float."""
+    if end is None:
+        start, end = 0, start
+    values = [_number(v) for v in (start, end, step)]
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if dtype is None:
+        dtype = _dt.int64 if all(isinstance(v, int) for v in values) else \
+            _dt.get_default_dtype()
+    dtype = _dt.to_dtype(dtype)
+    n = max(0, math.ceil((values[1] - values[0]) / values[2]))
+    arr = values[0] + np.arange(n, dtype=np.float64 if dtype.is_floating_point
+                                else np.int64) * values[2]
+    return _on_device(arr.astype(dtype.np), device, requires_grad)
+
+
+def _number(v):
+    return v.item() if isinstance(v, Tensor) else v
+
+
+def _on_device(host_array, device, requires_grad=False) -> Tensor:
+    dev = as_device(device if device is not None else cpu)
+    arr = dev.get_backend().asarray(host_array, host_array.dtype, dev.index)
+    return _new(arr, dev, requires_grad)
+
+
+def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    dtype = _dt.to_dtype(dtype or _dt.get_default_dtype())
+    arr = np.linspace(_number(start), _number(end), int(steps), dtype=np.float64)
+    return _on_device(arr.astype(dtype.np), device, requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, dtype=None, device=None,
+        requires_grad=False) -> Tensor:
+    dtype = _dt.to_dtype(dtype or _dt.get_default_dtype())
+    return _on_device(np.eye(n, m, dtype=dtype.np), device, requires_grad)
+
+
+def _random(sample, size, dtype, device, generator, requires_grad) -> Tensor:
+    dtype = _dt.to_dtype(dtype or _dt.get_default_dtype())
+    dev = as_device(device if device is not None else
+                    (generator.device if generator is not None else cpu))
+    gen = generator if generator is not None else get_generator(dev)
+    if gen.device is not dev:
+        raise RuntimeError(f"the generator is for {gen.device} but the tensor goes to {dev}; "
+                           "use a Generator of the same device")
+    with dev.get_backend().use_device(dev.index):
+        arr = sample(gen.rng, size, dtype)
+    return _new(arr, dev, requires_grad)
+
+
+def _sampling_dtype(dtype):
+    """NumPy samples float32/float64 directly; half types are drawn in float32 then cast."""
+    return dtype.np if dtype in (_dt.float32, _dt.float64) else np.float32
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Uniform on [0, 1)."""
+    return _random(lambda g, s, d: g.random(s, dtype=_sampling_dtype(d)).astype(d.np, copy=False),
+                   _size(size), dtype, device, generator, requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Standard normal: mean 0, variance 1."""
+    return _random(
+        lambda g, s, d: g.standard_normal(s, dtype=_sampling_dtype(d)).astype(d.np, copy=False),
+        _size(size), dtype, device, generator, requires_grad)
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False) -> Tensor:
+    """Integers uniform on ``[low, high)``; ``randint(high, size)`` starts at 0."""
+    if size is None:
+        if high is None or not isinstance(high, (tuple, list)):
+            raise TypeError("randint: size is required, e.g. randint(0, 10, (3,))")
+        low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
+    dtype = _dt.to_dtype(dtype or _dt.int64)
+    return _random(lambda g, s, d: g.integers(low, high, size=s).astype(d.np),
+                   _size((size,)), dtype, device, generator, requires_grad)
+
+
+def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
+    """A random permutation of ``0 .. n-1``."""
+    dtype = _dt.to_dtype(dtype or _dt.int64)
+    return _random(lambda g, s, d: g.permutation(n).astype(d.np), (n,), dtype, device,
+                   generator, False)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad=False) -> Tensor:
+    """Normal samples: ``normal(mean, std, size)`` for numbers, elementwise for tensors."""
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        ref = mean if isinstance(mean, Tensor) else std
+        shape = np.broadcast_shapes(getattr(mean, "shape", ()), getattr(std, "shape", ()))
+        noise = randn(*shape, generator=generator, dtype=ref.dtype, device=ref.device)
+        with _no_grad():
+            return (noise * std + mean).detach()
+    if size is None:
+        raise TypeError("normal: give size for float mean and std, e.g. normal(0, 1, (3,))")
+    if std < 0:
+        raise RuntimeError(f"normal: std must be >= 0, got {std}")
+    z = randn(*_size((size,)), generator=generator, dtype=dtype, device=device)
+    z._data *= std
+    z._data += mean
+    if requires_grad:
+        z.requires_grad = True
+    return z
+
+
+def _no_grad():
+    from ..autograd.grad_mode import no_grad
+
+    return no_grad()
+
+
+def _like(fn, t: Tensor, dtype, device, requires_grad, **kw) -> Tensor:
+    return fn(*t.shape, dtype=dtype or t.dtype, device=device or t.device,
+              requires_grad=requires_grad, **kw)
+
+
+def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _like(zeros, input, dtype, device, requires_grad)
+
+
+def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _like(ones, input, dtype, device, requires_grad)
+
+
+def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _like(empty, input, dtype, device, requires_grad)
+
+
+def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
+              generator=None) -> Tensor:
+    return _like(rand, input, dtype, device, requires_grad, generator=generator)
+
+
+def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
+               generator=None) -> Tensor:
+    return _like(randn, input, dtype, device, requires_grad, generator=generator)
+
+
+def full_like(input: Tensor, fill_value, *, dtype=None, device=None,
+              requires_grad=False) -> Tensor:
+    return full(tuple(input.shape), fill_value, dtype=dtype or input.dtype,
+                device=device or input.device, requires_grad=requires_grad)
+
+
+def randint_like(input: Tensor, low, high=None, *, dtype=None, device=None,
+                 generator=None) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
+                   device=device or input.device, generator=generator)
+
+
+def zeros_from_meta(meta) -> Tensor:
+    """Zeros of a recorded ``(shape, dtype, device)``: gradients of unused outputs."""
+    shape, dtype, device = meta
+    return _filled(shape, 0, dtype, device, False)

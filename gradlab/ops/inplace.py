@@ -1,0 +1,208 @@
+"""In-place ops (``x.add_(y)``, ``x += y``, ``x.zero_()``): change a tensor's values.
+
+An in-place op is its out-of-place op plus three things:
+
+1. **The result is written into the tensor's own memory**, so every view of
+   it sees the change.
+2. **The version counter goes up.** A backward node that saved this tensor
+   recorded the version it saw; if the values changed since, backward
+   raises instead of computing a wrong gradient.
+3. **The tensor's history is rebased**: its ``grad_fn`` becomes the new
+   node, whose input is the tensor's previous history. If the op needs the
+   old values for its own backward (``mul_`` does), it keeps a copy.
+
+A leaf that requires grad cannot be changed in place while grad mode is on
+(the graph would lose the value the leaf had); update weights under
+``no_grad()``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..autograd.function import Function
+from ..autograd.grad_mode import state
+from ..tensor import Tensor
+from . import elementwise as ew
+from ._util import as_operand, unbroadcast, xp_for
+
+__all__ = ["add_", "sub_", "mul_", "div_", "pow_", "neg_", "exp_", "log_", "sqrt_", "abs_",
+           "relu_", "sigmoid_", "tanh_", "clamp_", "clip_", "zero_", "fill_", "copy_",
+           "apply_inplace"]
+
+_variants: dict = {}
+
+
+def _inplace_variant(op: type[Function]) -> type[Function]:
+    """``op`` turned into its in-place form (``Add`` -> ``Add_``, named ``add_``)."""
+    cls = _variants.get(op)
+    if cls is None:
+        def forward(ctx, a, *rest):
+            out = op.forward(ctx, a, *rest)
+            saved = getattr(ctx, "_saved", None)
+            if saved:  # the op's backward needs the old values: keep a copy
+                ctx._saved = tuple(s.copy() if s is a else s for s in saved)
+            a[...] = out
+            return a
+
+        cls = type(op.__name__ + "_", (op,), {
+            "name": op.name + "_", "node_name": op.node_name, "raw": True,
+            "forward": staticmethod(forward)})
+        _variants[op] = cls
+    return cls
+
+
+def apply_inplace(op: type[Function], target: Tensor, *args) -> Tensor:
+    """Run ``op`` on ``(target, *args)`` in place, as described in the module docstring."""
+    if not isinstance(target, Tensor):
+        raise TypeError(f"{op.name}_: expected a Tensor to change, got {type(target).__name__}")
+    if target._requires_grad and target.grad_fn is None and state.enabled:
+        raise RuntimeError(
+            f"{op.name}_: a leaf tensor that requires grad (shape {tuple(target.shape)}) can't "
+            "be changed in place: the graph would lose its value. Fix: update weights inside "
+            "`with gradlab.no_grad():`, or use the out-of-place op (x = x + y)."
+        )
+    args = tuple(_operand_for(op, target, a) for a in args)
+    out = _inplace_variant(op).apply(target, *args)
+    target._storage.version += 1
+    if out.grad_fn is not None:
+        target.grad_fn = out.grad_fn
+        target._out_index = 0
+        target._requires_grad = True
+    return target
+
+
+def _operand_for(op, target: Tensor, value):
+    """Convert an operand to the target's dtype, refusing casts PyTorch refuses."""
+    value = as_operand(value, target) if not isinstance(value, (Tensor, type(None))) else value
+    if value is None or isinstance(value, tuple):
+        return value
+    result = _dt.result_type(target, value)
+    if result.category > target.dtype.category:
+        raise RuntimeError(
+            f"{op.name}_: the result type {result} can't be cast to the tensor's dtype "
+            f"{target.dtype} in place (shape {tuple(target.shape)}). Fix: use the out-of-place "
+            f"op, or convert first: x = x.to({result})."
+        )
+    if isinstance(value, Tensor):
+        if value.device is not target.device:
+            value = value.to(target.device)
+        if value.dtype is not target.dtype:
+            value = value.to(target.dtype)
+    return value
+
+
+def add_(input, other, *, alpha=1) -> Tensor:
+    return apply_inplace(ew.Add, input, other if alpha == 1 else ew.mul(other, alpha))
+
+
+def sub_(input, other, *, alpha=1) -> Tensor:
+    return apply_inplace(ew.Sub, input, other if alpha == 1 else ew.mul(other, alpha))
+
+
+def mul_(input, other) -> Tensor:
+    return apply_inplace(ew.Mul, input, other)
+
+
+def div_(input, other) -> Tensor:
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"div_: true division of a {input.dtype} tensor gives floats, which "
+                           "can't be stored in it. Fix: x = x / y, or x = x.float() first")
+    return apply_inplace(ew.Div, input, other)
+
+
+def pow_(input, exponent) -> Tensor:
+    if isinstance(exponent, Tensor):
+        return apply_inplace(ew.Pow, input, exponent)
+    return apply_inplace(ew.PowScalar, input, exponent)
+
+
+def _unary_inplace(op):
+    def method(input) -> Tensor:
+        return apply_inplace(op, input)
+
+    method.__name__ = op.name + "_"
+    method.__doc__ = f"In-place {op.name}."
+    return method
+
+
+neg_ = _unary_inplace(ew.Neg)
+exp_ = _unary_inplace(ew.Exp)
+log_ = _unary_inplace(ew.Log)
+sqrt_ = _unary_inplace(ew.Sqrt)
+abs_ = _unary_inplace(ew.Abs)
+relu_ = _unary_inplace(ew.Relu)
+sigmoid_ = _unary_inplace(ew.Sigmoid)
+tanh_ = _unary_inplace(ew.Tanh)
+
+
+def clamp_(input, min=None, max=None) -> Tensor:  # noqa: A002
+    if min is None and max is None:
+        raise RuntimeError("clamp_: at least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return copy_(input, ew.clamp(input, min, max))
+    return apply_inplace(ew.Clamp, input, min, max)
+
+
+clip_ = clamp_
+
+
+class Fill(Function):
+    """Set every value to a constant.   The old values get no gradient (they are gone)."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, value):
+        return xp_for(a).full_like(a, value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, None
+
+
+def fill_(input, value) -> Tensor:
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise RuntimeError(f"fill_: the value must be a number or a one-element tensor, "
+                               f"got shape {tuple(value.shape)}")
+        value = value.item()
+    if not input.dtype.is_floating_point:  # fill_ truncates into integer tensors, as in PyTorch
+        value = bool(value) if input.dtype is _dt.bool else int(value)
+    return apply_inplace(Fill, input, value)
+
+
+def zero_(input) -> Tensor:
+    return fill_(input, 0)
+
+
+class Copy(Function):
+    """Overwrite with ``src`` (broadcast).   The gradient goes to ``src``, summed to its shape."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, src):
+        return xp_for(a).broadcast_to(src, a.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, unbroadcast(grad, ctx.input_shapes[1])
+
+
+def copy_(input, src) -> Tensor:
+    """Copy ``src``'s values into ``input`` (broadcasting, casting, across devices)."""
+    if not isinstance(src, Tensor):
+        src = as_operand(src, input)
+    if isinstance(src, Tensor):
+        if src.device is not input.device:
+            src = src.to(input.device)
+        if src.dtype is not input.dtype:
+            src = src.to(input.dtype)  # copy_ casts freely, as in PyTorch
+        try:
+            np.broadcast_shapes(src._data.shape, input._data.shape)
+        except ValueError:
+            raise RuntimeError(f"copy_: source of shape {tuple(src.shape)} can't be broadcast "
+                               f"to the destination's shape {tuple(input.shape)}") from None
+    return apply_inplace(Copy, input, src)

@@ -1,0 +1,1 @@
+"""Utilities: hooks handles now; ``gradlab.utils.data`` joins with the toolkit."""

@@ -1,0 +1,319 @@
+"""Elementwise ops: forward vs NumPy, gradcheck, values and gradients vs PyTorch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import mutually_broadcastable_shapes
+
+import gradlab
+from tests.oracle import (
+    OpCase,
+    cases_by_id,
+    check_against_torch,
+    check_forward_numpy,
+    check_gradcheck,
+    needs_torch,
+    torch,
+)
+
+POS = (0.5, 2.5)  # domain for log, sqrt, ...: away from the singularity at 0
+SCALAR = ((),)
+EMPTY = ((0, 3),)
+BIN = ((3, 4), (3, 4))
+BIN_BCAST = ((2, 1, 4), (3, 1))
+BIN_VARIANTS = (((), ()), ((0, 3), (3,)), ((3, 4), ()), BIN_BCAST)
+UN_VARIANTS = (SCALAR, EMPTY)
+
+
+def away_from_zero(rng, dtype, shapes):
+    """Values with |x| in [0.5, 2]: for ops with a kink or pole at 0 (abs, div)."""
+    return [(rng.uniform(0.5, 2, s) * rng.choice([-1, 1], s)).astype(dtype) for s in shapes]
+
+
+UNARY = [
+    OpCase("neg", lambda lib, x: -x, ((3, 4),), numpy=lambda np, x: -x,
+           variants=UN_VARIANTS),
+    OpCase("exp", lambda lib, x: x.exp(), ((3, 4),), numpy=lambda np, x: np.exp(x),
+           variants=UN_VARIANTS),
+    OpCase("log", lambda lib, x: x.log(), ((3, 4),), numpy=lambda np, x: np.log(x),
+           domain=POS, variants=UN_VARIANTS),
+    OpCase("log1p", lambda lib, x: lib.log1p(x), ((3, 4),), numpy=lambda np, x: np.log1p(x),
+           domain=(-0.5, 2), variants=UN_VARIANTS),
+    OpCase("sqrt", lambda lib, x: x.sqrt(), ((3, 4),), numpy=lambda np, x: np.sqrt(x),
+           domain=POS, variants=UN_VARIANTS),
+    OpCase("rsqrt", lambda lib, x: x.rsqrt(), ((3, 4),), numpy=lambda np, x: 1 / np.sqrt(x),
+           domain=POS, variants=UN_VARIANTS),
+    OpCase("abs", lambda lib, x: x.abs(), ((3, 4),), numpy=lambda np, x: np.abs(x),
+           inputs=away_from_zero, variants=UN_VARIANTS),
+    OpCase("sign", lambda lib, x: x.sign(), ((3, 4),), numpy=lambda np, x: np.sign(x),
+           inputs=away_from_zero, gradgrad=False),
+    OpCase("sin", lambda lib, x: x.sin(), ((3, 4),), numpy=lambda np, x: np.sin(x),
+           variants=UN_VARIANTS),
+    OpCase("cos", lambda lib, x: x.cos(), ((3, 4),), numpy=lambda np, x: np.cos(x),
+           variants=UN_VARIANTS),
+    OpCase("tan", lambda lib, x: x.tan(), ((3, 4),), numpy=lambda np, x: np.tan(x),
+           domain=(-1.2, 1.2)),
+    OpCase("tanh", lambda lib, x: x.tanh(), ((3, 4),), numpy=lambda np, x: np.tanh(x),
+           variants=UN_VARIANTS),
+    OpCase("sigmoid", lambda lib, x: x.sigmoid(), ((3, 4),),
+           numpy=lambda np, x: 1 / (1 + np.exp(-x)), domain=(-30, 30), variants=UN_VARIANTS),
+    OpCase("relu", lambda lib, x: x.relu(), ((3, 4),), numpy=lambda np, x: np.maximum(x, 0),
+           inputs=away_from_zero, variants=UN_VARIANTS),
+    OpCase("expm1", lambda lib, x: x.expm1(), ((3, 4),), numpy=lambda np, x: np.expm1(x)),
+    OpCase("log2", lambda lib, x: x.log2(), ((3, 4),), numpy=lambda np, x: np.log2(x),
+           domain=POS),
+    OpCase("log10", lambda lib, x: x.log10(), ((3, 4),), numpy=lambda np, x: np.log10(x),
+           domain=POS),
+    OpCase("exp2", lambda lib, x: x.exp2(), ((3, 4),), numpy=lambda np, x: np.exp2(x)),
+    OpCase("reciprocal", lambda lib, x: x.reciprocal(), ((3, 4),), numpy=lambda np, x: 1 / x,
+           inputs=away_from_zero),
+    OpCase("square", lambda lib, x: x.square(), ((3, 4),), numpy=lambda np, x: x * x),
+    OpCase("floor", lambda lib, x: x.floor(), ((3, 4),), numpy=lambda np, x: np.floor(x),
+           domain=(0.1, 0.9), gradgrad=False),
+    OpCase("ceil", lambda lib, x: x.ceil(), ((3, 4),), numpy=lambda np, x: np.ceil(x),
+           domain=(0.1, 0.9), gradgrad=False),
+    OpCase("round", lambda lib, x: x.round(), ((3, 4),), numpy=lambda np, x: np.round(x),
+           domain=(0.1, 0.4), gradgrad=False),
+    OpCase("trunc", lambda lib, x: x.trunc(), ((3, 4),), numpy=lambda np, x: np.trunc(x),
+           domain=(0.1, 0.9), gradgrad=False),
+    OpCase("pow_scalar", lambda lib, x: x ** 3, ((3, 4),), numpy=lambda np, x: x ** 3,
+           variants=UN_VARIANTS),
+    OpCase("pow_fraction", lambda lib, x: x ** 0.5, ((3, 4),), numpy=lambda np, x: x ** 0.5,
+           domain=POS),
+    OpCase("pow_negative", lambda lib, x: x.pow(-2), ((3, 4),), numpy=lambda np, x: x ** -2.0,
+           domain=POS),
+    OpCase("rpow", lambda lib, x: 2 ** x, ((3, 4),), numpy=lambda np, x: 2 ** x),
+    OpCase("clamp", lambda lib, x: x.clamp(-0.5, 0.5), ((3, 4),),
+           numpy=lambda np, x: np.clip(x, -0.5, 0.5), inputs=away_from_zero, gradgrad=False),
+    OpCase("clamp_min", lambda lib, x: x.clamp(min=0.7), ((3, 4),),
+           numpy=lambda np, x: np.maximum(x, 0.7), inputs=away_from_zero),
+    OpCase("clip_max", lambda lib, x: lib.clip(x, max=-0.7), ((3, 4),),
+           numpy=lambda np, x: np.minimum(x, -0.7), inputs=away_from_zero),
+    OpCase("scalar_rsub", lambda lib, x: 1.5 - x, ((3, 4),), numpy=lambda np, x: 1.5 - x),
+    OpCase("scalar_rdiv", lambda lib, x: 2.0 / x, ((3, 4),), numpy=lambda np, x: 2.0 / x,
+           inputs=away_from_zero),
+    OpCase("scalar_mul", lambda lib, x: x * 3 + 1, ((3, 4),), numpy=lambda np, x: x * 3 + 1),
+]
+
+BINARY = [
+    OpCase("add", lambda lib, x, y: x + y, BIN, numpy=lambda np, x, y: x + y,
+           variants=BIN_VARIANTS),
+    OpCase("add_alpha", lambda lib, x, y: lib.add(x, y, alpha=2.5), BIN,
+           numpy=lambda np, x, y: x + 2.5 * y, variants=(BIN_BCAST,)),
+    OpCase("sub", lambda lib, x, y: x - y, BIN, numpy=lambda np, x, y: x - y,
+           variants=BIN_VARIANTS),
+    OpCase("mul", lambda lib, x, y: x * y, BIN, numpy=lambda np, x, y: x * y,
+           variants=BIN_VARIANTS),
+    OpCase("div", lambda lib, x, y: x / y, BIN, numpy=lambda np, x, y: x / y,
+           inputs=away_from_zero, variants=BIN_VARIANTS),
+    OpCase("pow", lambda lib, x, y: x ** y, BIN, numpy=lambda np, x, y: x ** y,
+           domain=[POS, (-2, 2)], variants=(BIN_BCAST,)),
+    OpCase("maximum", lambda lib, x, y: lib.maximum(x, y), BIN,
+           numpy=lambda np, x, y: np.maximum(x, y), variants=(BIN_BCAST,)),
+    OpCase("minimum", lambda lib, x, y: lib.minimum(x, y), BIN,
+           numpy=lambda np, x, y: np.minimum(x, y), variants=(BIN_BCAST,)),
+    OpCase("remainder", lambda lib, x, y: lib.remainder(x, y), BIN,
+           numpy=lambda np, x, y: np.remainder(x, y), domain=[(0.1, 0.9), (1.5, 2.0)],
+           gradgrad=False),
+    OpCase("where", lambda lib, x, y: lib.where(x > 0, x, y), BIN,
+           numpy=lambda np, x, y: np.where(x > 0, x, y), inputs=away_from_zero,
+           variants=(BIN_BCAST,)),
+    OpCase("where_scalar", lambda lib, x: lib.where(x > 0, x, 0.0), ((3, 4),),
+           numpy=lambda np, x: np.where(x > 0, x, 0.0), inputs=away_from_zero),
+]
+
+ALL = UNARY + BINARY
+SMOOTH = [c for c in ALL if c.gradgrad]
+
+
+@cases_by_id(ALL)
+def test_forward_matches_numpy(case, device):
+    check_forward_numpy(case, device)
+
+
+@cases_by_id(ALL)
+def test_gradcheck(case, device):
+    check_gradcheck(case, device)
+
+
+@cases_by_id(SMOOTH)
+def test_gradgradcheck(case, device):
+    check_gradcheck(case, device, second_order=True)
+
+
+@needs_torch
+@cases_by_id(ALL)
+def test_matches_torch(case, device):
+    check_against_torch(case, device)
+
+
+@needs_torch
+@cases_by_id(ALL)
+def test_matches_torch_float32(case, device):
+    check_against_torch(case, device, dtype=np.float32)
+
+
+@needs_torch
+@cases_by_id([c for c in ALL if c.strided])
+def test_matches_torch_non_contiguous(case, device):
+    check_against_torch(case, device, strided=True)
+
+
+# --- broadcasting, property-based -------------------------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(shapes=mutually_broadcastable_shapes(num_shapes=2, max_dims=4, max_side=3),
+       op=st.sampled_from(["add", "sub", "mul", "div", "maximum"]))
+def test_broadcast_gradients_sum_back_to_each_input(shapes, op):
+    """d(sum(a op b))/da has a's shape and equals the broadcast gradient summed over copies."""
+    rng = np.random.default_rng(0)
+    a_np = rng.uniform(0.5, 2, shapes.input_shapes[0])
+    b_np = rng.uniform(0.5, 2, shapes.input_shapes[1]) + 3  # b > a: maximum picks b
+    a = gradlab.tensor(a_np, requires_grad=True)
+    b = gradlab.tensor(b_np, requires_grad=True)
+    out = getattr(gradlab, op)(a, b)
+    assert tuple(out.shape) == shapes.result_shape
+    out.sum().backward()
+    assert a.grad.shape == a.shape and b.grad.shape == b.shape
+    # The gradient of the sum w.r.t. one broadcast element counts its copies.
+    full = np.broadcast_shapes(a_np.shape, b_np.shape)
+    local_a = {"add": 1.0, "sub": 1.0, "mul": np.broadcast_to(b_np, full),
+               "div": 1 / np.broadcast_to(b_np, full), "maximum": 0.0}[op]
+    expected_a = _sum_to(np.broadcast_to(local_a, full), a_np.shape)
+    np.testing.assert_allclose(a.grad.numpy(), expected_a, rtol=1e-12)
+
+
+def _sum_to(g, shape):
+    lead = g.ndim - len(shape)
+    g = g.sum(axis=tuple(range(lead)))
+    axes = tuple(i for i, s in enumerate(shape) if s == 1 and g.shape[i] != 1)
+    return g.sum(axis=axes, keepdims=True).reshape(shape)
+
+
+@needs_torch
+@settings(max_examples=40, deadline=None)
+@given(shapes=mutually_broadcastable_shapes(num_shapes=2, max_dims=4, max_side=3),
+       op=st.sampled_from(["add", "sub", "mul", "div", "pow", "maximum", "minimum"]))
+def test_broadcast_matches_torch(shapes, op):
+    rng = np.random.default_rng(0)
+    arrays = [rng.uniform(0.5, 2, s) for s in shapes.input_shapes]
+    ours = [gradlab.tensor(a, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out_g = getattr(gradlab, op)(*ours)
+    out_t = getattr(torch, op)(*theirs)
+    cot = rng.standard_normal(out_t.shape)
+    out_g.backward(gradlab.tensor(cot))
+    out_t.backward(torch.tensor(cot))
+    np.testing.assert_allclose(out_g.detach().numpy(), out_t.detach().numpy(), rtol=1e-12)
+    for g, t in zip(ours, theirs):
+        np.testing.assert_allclose(g.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+# --- dtypes and promotion ----------------------------------------------------------------------
+
+PROMOTION = [
+    # (lhs, rhs) -> what PyTorch gives
+    (("int32", (3,)), 2.5),
+    (("int64", (3,)), ("float16", (3,))),
+    (("float32", (3,)), ("float64", ())),
+    (("int32", (3,)), ("int64", ())),
+    (("bool", (3,)), 1),
+    (("bool", (3,)), ("int32", (3,))),
+    (("float16", (3,)), ("bfloat16", (3,))),
+    (("float16", (3,)), 2.5),
+    (("int32", (3,)), ("float64", ())),
+    (("float32", (3,)), ("int64", (3,))),
+]
+
+
+def _operand(lib, spec):
+    if not isinstance(spec, tuple):
+        return spec
+    dtype, shape = spec
+    return lib.ones(shape, dtype=getattr(lib, dtype))
+
+
+@needs_torch
+@pytest.mark.parametrize("lhs,rhs", PROMOTION, ids=str)
+@pytest.mark.parametrize("op", ["add", "mul", "sub", "div"])
+def test_type_promotion_matches_torch(lhs, rhs, op):
+    if op == "sub" and "bool" in str(lhs):
+        # PyTorch refuses to subtract bools, and so does gradlab, pointing at logical_not.
+        with pytest.raises(RuntimeError, match="bool"):
+            torch.sub(_operand(torch, lhs), _operand(torch, rhs))
+        with pytest.raises(RuntimeError, match="logical_not"):
+            gradlab.sub(_operand(gradlab, lhs), _operand(gradlab, rhs))
+        return
+    ours = getattr(gradlab, op)(_operand(gradlab, lhs), _operand(gradlab, rhs))
+    theirs = getattr(torch, op)(_operand(torch, lhs), _operand(torch, rhs))
+    assert ours.dtype.name == str(theirs.dtype).replace("torch.", "")
+
+
+def test_true_division_of_integers_gives_float32():
+    out = gradlab.tensor([1, 2, 3]) / gradlab.tensor([2, 2, 2])
+    assert out.dtype is gradlab.float32
+    np.testing.assert_allclose(out.numpy(), [0.5, 1.0, 1.5])
+
+
+def test_comparisons_give_bool_and_no_graph():
+    x = gradlab.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    for result, expected in [(x > 0, [True, False, True]), (x == 3, [False, False, True]),
+                             (x <= -2, [False, True, False]), (x != 1, [False, True, True])]:
+        assert result.dtype is gradlab.bool
+        assert result.grad_fn is None and not result.requires_grad
+        assert result.tolist() == expected
+    assert ((x > 0) & (x < 2)).tolist() == [True, False, False]
+    assert ((x > 0) | (x < -1)).tolist() == [True, True, True]
+    assert (~(x > 0)).tolist() == [False, True, False]
+
+
+def test_isnan_isinf_isfinite():
+    x = gradlab.tensor([1.0, float("nan"), float("inf"), -float("inf")])
+    assert x.isnan().tolist() == [False, True, False, False]
+    assert x.isinf().tolist() == [False, False, True, True]
+    assert x.isfinite().tolist() == [True, False, False, False]
+
+
+def test_integer_tensor_exp_gives_float():
+    out = gradlab.tensor([0, 1]).exp()
+    assert out.dtype is gradlab.float32
+    np.testing.assert_allclose(out.numpy(), [1.0, np.e], rtol=1e-6)
+
+
+def test_integer_negative_power_raises_with_fix():
+    with pytest.raises(RuntimeError, match="negative integer powers.*float"):
+        gradlab.tensor([1, 2]) ** -1
+
+
+def test_clamp_needs_a_bound():
+    with pytest.raises(RuntimeError, match="at least one"):
+        gradlab.tensor([1.0]).clamp()
+
+
+def test_clamp_with_tensor_bounds_sends_gradient_to_bounds():
+    x = gradlab.tensor([-2.0, 0.0, 2.0], requires_grad=True)
+    lo = gradlab.tensor([-1.0, -1.0, -1.0], requires_grad=True)
+    hi = gradlab.tensor([1.0, 1.0, 1.0], requires_grad=True)
+    x.clamp(lo, hi).sum().backward()
+    assert x.grad.tolist() == [0.0, 1.0, 0.0]
+    assert lo.grad.tolist() == [1.0, 0.0, 0.0]
+    assert hi.grad.tolist() == [0.0, 0.0, 1.0]
+
+
+def test_maximum_splits_gradient_on_ties_like_torch():
+    a = gradlab.tensor([1.0, 2.0], requires_grad=True)
+    b = gradlab.tensor([1.0, 3.0], requires_grad=True)
+    gradlab.maximum(a, b).sum().backward()
+    assert a.grad.tolist() == [0.5, 0.0]
+    assert b.grad.tolist() == [0.5, 1.0]
+
+
+def test_pow_gradient_at_zero_base_is_finite():
+    a = gradlab.tensor([0.0, 2.0], requires_grad=True, dtype=gradlab.float64)
+    b = gradlab.tensor([2.0, 3.0], requires_grad=True, dtype=gradlab.float64)
+    (a ** b).sum().backward()
+    assert np.isfinite(b.grad.numpy()).all()
+    np.testing.assert_allclose(b.grad.numpy(), [0.0, 8 * np.log(2)])

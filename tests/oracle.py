@@ -1,0 +1,208 @@
+"""The op test harness: one table row per op drives every check.
+
+A row (``OpCase``) names an op and gives one lambda, ``fn(lib, *tensors)``,
+that runs unchanged with ``lib = gradlab`` and ``lib = torch`` (the two share
+names), so a test reads like the API. From a row the harness checks:
+
+* the forward against NumPy (``numpy=`` lambda taking ``np`` and arrays),
+* ``gradcheck`` (and ``gradgradcheck``) in float64 against finite differences,
+* values and gradients against PyTorch with a random output gradient, when
+  PyTorch is installed (those checks skip otherwise),
+
+on every device, for the row's shapes plus 0-d, empty and non-contiguous
+variants where the row allows them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+
+import gradlab
+
+try:  # PyTorch is the oracle, never a dependency
+    import torch
+except ImportError:  # pragma: no cover - depends on the environment
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch (the oracle) is not installed")
+
+
+@dataclass
+class OpCase:
+    """One op under test.
+
+    ``fn``       ``fn(lib, *tensors)`` with lib = gradlab or torch
+    ``shapes``   input shapes; a tuple of shapes per input
+    ``numpy``    ``numpy(np, *arrays)``: the expected forward, or None
+    ``domain``   (low, high) of the random inputs, one pair or one per input
+    ``inputs``   custom input maker ``inputs(rng, dtype)`` -> list of arrays (overrides)
+    ``grad``     differentiable w.r.t. its float inputs
+    ``gradgrad`` also check second derivatives
+    ``variants`` extra shape sets (0-d, empty, broadcast ...) checked the same way
+    ``strided``  also run with non-contiguous inputs
+    """
+
+    name: str
+    fn: Callable
+    shapes: tuple
+    numpy: Callable | None = None
+    domain: Any = (-2.0, 2.0)
+    inputs: Callable | None = None
+    grad: bool = True
+    gradgrad: bool = True
+    variants: tuple = ()
+    strided: bool = True
+    atol: float = 1e-5
+    rtol: float = 1e-4
+    grad_inputs: tuple | None = None  # indices of inputs to differentiate (default: float ones)
+    id: str = field(default="")
+
+    def __post_init__(self):
+        self.id = self.id or self.name
+
+
+def shape_sets(case: OpCase):
+    """The case's own shapes, then its variants."""
+    return [case.shapes, *case.variants]
+
+
+def make_arrays(case: OpCase, shapes, dtype=np.float64, rng=None, strided=False):
+    """Random NumPy inputs for ``case``; strided=True makes them non-contiguous views."""
+    rng = rng or np.random.default_rng(0)
+    if case.inputs is not None:
+        return [np.asarray(a) for a in case.inputs(rng, dtype, shapes)]
+    domains = case.domain if isinstance(case.domain, list) else [case.domain] * len(shapes)
+    arrays = []
+    for shape, (lo, hi) in zip(shapes, domains):
+        if strided and len(shape) >= 1:
+            big = rng.uniform(lo, hi, size=shape[:-1] + (2 * shape[-1],)).astype(dtype)
+            arr = big[..., ::2]
+        else:
+            arr = rng.uniform(lo, hi, size=shape).astype(dtype)
+        arrays.append(arr)
+    return arrays
+
+
+def _is_float(a: np.ndarray) -> bool:
+    return a.dtype.kind == "f"
+
+
+def _grad_positions(case: OpCase, arrays):
+    if case.grad_inputs is not None:
+        return list(case.grad_inputs)
+    return [i for i, a in enumerate(arrays) if _is_float(a)]
+
+
+def to_gradlab(arrays, device, positions, share=False):
+    out = []
+    for i, a in enumerate(arrays):
+        if share and device == "cpu":
+            t = gradlab.from_numpy(a)  # keeps the strides: tests non-contiguous input
+        else:
+            t = gradlab.tensor(a, device=device)
+        if i in positions:
+            t.requires_grad_()
+        out.append(t)
+    return out
+
+
+def to_torch(arrays, positions):
+    out = []
+    for i, a in enumerate(arrays):
+        t = torch.from_numpy(np.array(a))
+        if i in positions:
+            t.requires_grad_()
+        out.append(t)
+    return out
+
+
+def as_tuple(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def host(x) -> np.ndarray:
+    if isinstance(x, gradlab.Tensor):
+        return x.detach().cpu().numpy()
+    if torch is not None and isinstance(x, torch.Tensor):
+        return x.detach().numpy()
+    return np.asarray(x)
+
+
+def check_forward_numpy(case: OpCase, device: str) -> None:
+    for shapes in shape_sets(case):
+        arrays = make_arrays(case, shapes)
+        got = as_tuple(case.fn(gradlab, *to_gradlab(arrays, device, [])))
+        want = as_tuple(case.numpy(np, *[a.copy() for a in arrays]))
+        assert len(got) == len(want), f"{case.name}: {len(got)} outputs, expected {len(want)}"
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(host(g), np.asarray(w), rtol=case.rtol, atol=case.atol,
+                                       err_msg=f"{case.name} forward vs NumPy, shapes {shapes}")
+            assert tuple(g.shape) == np.shape(w), f"{case.name}: shape {tuple(g.shape)} " \
+                                                  f"!= {np.shape(w)}"
+
+
+def check_gradcheck(case: OpCase, device: str, second_order: bool = False) -> None:
+    from gradlab.autograd import gradcheck, gradgradcheck
+
+    check = gradgradcheck if second_order else gradcheck
+    for shapes in shape_sets(case):
+        arrays = make_arrays(case, shapes)
+        positions = _grad_positions(case, arrays)
+        if not positions or any(arrays[i].size == 0 for i in positions):
+            continue
+        tensors = to_gradlab(arrays, device, positions)
+        assert check(lambda *ts: case.fn(gradlab, *ts), tensors, atol=1e-5, rtol=1e-3)
+
+
+def check_against_torch(case: OpCase, device: str, strided: bool = False,
+                        dtype=np.float64) -> None:
+    """Values, dtypes and gradients (for a random output gradient) against PyTorch."""
+    rng = np.random.default_rng(1)
+    loose = dtype == np.float32
+    rtol, atol = (max(case.rtol, 1e-4), max(case.atol, 1e-4)) if loose else (case.rtol,
+                                                                            case.atol)
+    for shapes in shape_sets(case):
+        arrays = make_arrays(case, shapes, dtype=dtype, rng=rng, strided=strided)
+        positions = _grad_positions(case, arrays) if case.grad else []
+        ours = to_gradlab(arrays, device, positions, share=strided)
+        theirs = to_torch(arrays, positions)
+        out_g = as_tuple(case.fn(gradlab, *ours))
+        out_t = as_tuple(case.fn(torch, *theirs))
+        assert len(out_g) == len(out_t)
+        for g, t in zip(out_g, out_t):
+            assert tuple(g.shape) == tuple(t.shape), \
+                f"{case.name}: shape {tuple(g.shape)} vs PyTorch {tuple(t.shape)} ({shapes})"
+            assert g.dtype.name == str(t.dtype).replace("torch.", ""), \
+                f"{case.name}: dtype {g.dtype} vs PyTorch {t.dtype}"
+            np.testing.assert_allclose(host(g), host(t), rtol=rtol, atol=atol,
+                                       err_msg=f"{case.name} values vs PyTorch, shapes {shapes}")
+        if not positions:
+            continue
+        diff = [(g, t) for g, t in zip(out_g, out_t) if t.requires_grad]
+        if not diff:
+            continue
+        cots = [rng.standard_normal(tuple(t.shape)) for _, t in diff]
+        grads_g = gradlab.autograd.grad(
+            [g for g, _ in diff], [ours[i] for i in positions],
+            [gradlab.tensor(c, dtype=g.dtype, device=device) for c, (g, _) in zip(cots, diff)],
+            allow_unused=True)
+        grads_t = torch.autograd.grad(
+            [t for _, t in diff], [theirs[i] for i in positions],
+            [torch.from_numpy(c).to(t.dtype) for c, (_, t) in zip(cots, diff)],
+            allow_unused=True)
+        for i, gg, gt in zip(positions, grads_g, grads_t):
+            if gt is None:
+                assert gg is None or not np.any(host(gg)), f"{case.name}: grad {i} should be 0"
+                continue
+            assert gg is not None, f"{case.name}: no gradient for input {i}"
+            np.testing.assert_allclose(host(gg), host(gt), rtol=rtol, atol=atol,
+                                       err_msg=f"{case.name} grad of input {i} vs PyTorch, "
+                                               f"shapes {shapes}")
+
+
+def cases_by_id(cases):
+    return pytest.mark.parametrize("case", cases, ids=[c.id for c in cases])
