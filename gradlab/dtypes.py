@@ -15,6 +15,8 @@ category is higher than everything above it.
 
 from __future__ import annotations
 
+import builtins
+
 import ml_dtypes
 import numpy as np
 
@@ -103,7 +105,7 @@ def from_numpy_dtype(np_dtype) -> dtype:
     )
 
 
-_py_bool = type(True)
+_py_bool = builtins.bool  # the module's own name `bool` is gradlab.bool
 
 
 def to_dtype(d) -> dtype:

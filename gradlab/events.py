@@ -23,8 +23,9 @@ import sys
 import threading
 import traceback
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 __all__ = [
     "subscribe", "emit", "listeners", "Subscription", "TensorRef", "Event", "OpForward",

@@ -70,8 +70,8 @@ def stats_for(device) -> DeviceMemory:
 
 
 def _device_stats(device) -> DeviceMemory:
-    from .backends import device as as_device
     from .backends import cpu
+    from .backends import device as as_device
 
     return stats_for(cpu if device is None else as_device(device))
 

@@ -19,7 +19,8 @@ import numpy as np
 
 from . import dtypes as _dt
 from .autograd.function import gradient_edge
-from .backends import cpu, device as _device
+from .backends import cpu
+from .backends import device as _device
 from .storage import Storage
 
 __all__ = ["Tensor", "Size"]

@@ -6,7 +6,6 @@ Start reading at ``function.py`` (how an op records a node) and then
 
 from .engine import backward, grad
 from .function import Function, Node, once_differentiable
-from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .grad_mode import (
     enable_grad,
     inference_mode,
@@ -15,6 +14,7 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = ["backward", "grad", "Function", "Node", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",

@@ -37,7 +37,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if inputs is not None:
         inputs = _as_list(inputs)
         if not inputs:
-            raise RuntimeError("backward: 'inputs' was given but is empty; pass None for all leaves")
+            raise RuntimeError(
+                "backward: 'inputs' was given but is empty; pass None for all leaves")
     run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accumulate=True)
 
 

@@ -16,10 +16,22 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ===============  =====================================================
 """
 
-from . import conversion, creation, elementwise, inplace, linalg, reduction, shape
+from . import (
+    activation,
+    conversion,
+    creation,
+    elementwise,
+    indexing,
+    inplace,
+    linalg,
+    reduction,
+    shape,
+)
+from .activation import *  # noqa: F403
 from .conversion import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .elementwise import *  # noqa: F403
+from .indexing import *  # noqa: F403
 from .inplace import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .methods import install_methods

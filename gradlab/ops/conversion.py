@@ -12,7 +12,8 @@ from ..backends import device as as_device
 from ..storage import Storage
 from ..tensor import Tensor
 
-__all__ = ["to", "clone", "contiguous"]
+__all__ = ["clone"]
+TENSOR_METHODS = ["clone", "contiguous"]
 
 
 class ToDtype(Function):

@@ -28,6 +28,8 @@ __all__ = [
 ]
 
 
+TENSOR_METHODS = [n for n in __all__ if n not in ("where",)]
+
 # --- arithmetic -------------------------------------------------------------------------------
 
 class Add(Function):
@@ -221,8 +223,8 @@ class Pow(Function):
         if sa is not None:
             grad_a = unbroadcast(grad * b * a ** (b - 1), sa)
         if sb is not None:
-            if isinstance(a, Tensor):  # ln a is -inf at a = 0, where a^b has slope 0 in b
-                safe_log = where((a == 0) & (b >= 0), 0.0, log(a))
+            if isinstance(a, Tensor):
+                safe_log = log(where(a == 0, 1.0, a))  # where a = 0, a^b (b > 0) is flat in b
             else:
                 safe_log = math.log(a) if a > 0 else 0.0
             grad_b = unbroadcast(grad * out * safe_log, sb)

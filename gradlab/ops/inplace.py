@@ -28,8 +28,8 @@ from . import elementwise as ew
 from ._util import as_operand, unbroadcast, xp_for
 
 __all__ = ["add_", "sub_", "mul_", "div_", "pow_", "neg_", "exp_", "log_", "sqrt_", "abs_",
-           "relu_", "sigmoid_", "tanh_", "clamp_", "clip_", "zero_", "fill_", "copy_",
-           "apply_inplace"]
+           "relu_", "sigmoid_", "tanh_", "clamp_", "clip_", "zero_", "fill_", "copy_"]
+TENSOR_METHODS = list(__all__)
 
 _variants: dict = {}
 

@@ -13,6 +13,7 @@ from ..tensor import Tensor
 from ._util import promote, unbroadcast
 
 __all__ = ["matmul", "mm", "bmm", "dot", "outer"]
+TENSOR_METHODS = ["matmul", "mm", "bmm", "dot", "outer"]
 
 
 class Matmul(Function):

@@ -8,26 +8,10 @@ the one table that says which functions are methods.
 from __future__ import annotations
 
 from ..tensor import Tensor
-from . import conversion, elementwise, inplace, linalg, reduction, shape
+from . import activation, conversion, elementwise, indexing, inplace, linalg, reduction, shape
 
-_METHODS = {
-    elementwise: [
-        "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
-        "negative", "pow", "exp", "log", "log1p", "sqrt", "rsqrt", "abs", "sign", "sin", "cos",
-        "tan", "tanh", "sigmoid", "relu", "clamp", "clip", "maximum", "minimum", "reciprocal",
-        "square", "floor", "ceil", "round", "trunc", "log2", "log10", "exp2", "expm1", "eq",
-        "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
-        "logical_not", "isnan", "isinf", "isfinite", "remainder", "floor_divide",
-        "bitwise_not",
-    ],
-    reduction: ["sum", "mean"],
-    linalg: ["matmul", "mm", "bmm", "dot", "outer"],
-    shape: ["reshape", "view", "expand", "expand_as", "broadcast_to", "transpose", "swapaxes",
-            "permute", "t", "unsqueeze", "squeeze", "flatten"],
-    conversion: ["clone", "contiguous"],
-    inplace: ["add_", "sub_", "mul_", "div_", "pow_", "neg_", "exp_", "log_", "sqrt_", "abs_",
-              "relu_", "sigmoid_", "tanh_", "clamp_", "clip_", "zero_", "fill_", "copy_"],
-}
+# Each family lists its methods in TENSOR_METHODS: a name, or (method name, function name).
+FAMILIES = (elementwise, reduction, linalg, shape, indexing, activation, conversion, inplace)
 
 
 def _reversed(fn):
@@ -56,9 +40,10 @@ def _where_bool(bool_op, int_op):
 
 
 def install_methods(cls=Tensor) -> None:
-    for module, names in _METHODS.items():
-        for name in names:
-            setattr(cls, name, getattr(module, name))
+    for module in FAMILIES:
+        for entry in module.TENSOR_METHODS:
+            method, function = entry if isinstance(entry, tuple) else (entry, entry)
+            setattr(cls, method, getattr(module, function))
     ew = elementwise
     dunders = {
         "__add__": ew.add, "__radd__": _reversed(ew.add), "__iadd__": _iop(inplace.add_),

@@ -11,7 +11,8 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import wrap_dims
 
-__all__ = ["sum", "mean", "expand_reduced"]
+__all__ = ["sum", "mean"]
+TENSOR_METHODS = ["sum", "mean"]
 
 
 def _reduced_shape(shape, dims, keepdim):

@@ -17,6 +17,8 @@ from ._util import unbroadcast, wrap_dim
 
 __all__ = ["reshape", "view", "expand", "expand_as", "broadcast_to", "transpose", "swapaxes",
            "permute", "t", "unsqueeze", "squeeze", "flatten"]
+TENSOR_METHODS = ["reshape", "view", "expand", "expand_as", "broadcast_to", "transpose",
+                  "swapaxes", "permute", "t", "unsqueeze", "squeeze", "flatten"]
 
 
 def _shape_arg(shape) -> tuple:
