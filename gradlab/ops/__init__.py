@@ -7,7 +7,8 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``elementwise``  add, mul, exp, relu, where, comparisons ...
 ``reduction``    sum, mean, max, var, softmax ...
 ``linalg``       matmul, bmm, dot, einsum ...
-``shape``        reshape, transpose, expand, cat, stack ...
+``shape``        reshape, transpose, expand, flip, repeat, tril, pad ...
+``joining``      cat, stack, split, chunk, unbind
 ``indexing``     x[i], x[mask], gather, index_select, masked_fill ...
 ``activation``   leaky_relu, elu, gelu, silu, softplus, pad
 ``conversion``   to(dtype/device), clone, contiguous
@@ -23,6 +24,7 @@ from . import (
     elementwise,
     indexing,
     inplace,
+    joining,
     linalg,
     reduction,
     shape,
@@ -33,6 +35,7 @@ from .creation import *  # noqa: F403
 from .elementwise import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .inplace import *  # noqa: F403
+from .joining import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .methods import install_methods
 from .reduction import *  # noqa: F403

@@ -8,10 +8,21 @@ the one table that says which functions are methods.
 from __future__ import annotations
 
 from ..tensor import Tensor
-from . import activation, conversion, elementwise, indexing, inplace, linalg, reduction, shape
+from . import (
+    activation,
+    conversion,
+    elementwise,
+    indexing,
+    inplace,
+    joining,
+    linalg,
+    reduction,
+    shape,
+)
 
 # Each family lists its methods in TENSOR_METHODS: a name, or (method name, function name).
-FAMILIES = (elementwise, reduction, linalg, shape, indexing, activation, conversion, inplace)
+FAMILIES = (elementwise, reduction, linalg, shape, joining, indexing, activation, conversion,
+            inplace)
 
 
 def _reversed(fn):
