@@ -27,30 +27,30 @@ CATEGORIES = ("parameter", "gradient", "activation", "optimizer", "other")
 
 
 class DeviceMemory:
-    """Running totals for one device."""
+    """Running totals for one device (``device.memory``).
 
-    __slots__ = ("device", "live", "peak", "by_category", "allocations")
+    ``other`` is not stored: it is whatever part of ``live`` no other category
+    claims, which spares the allocation fast path one update.
+    """
+
+    __slots__ = ("device", "live", "peak", "by_category")
 
     def __init__(self, device) -> None:
         self.device = device
         self.live = 0
         self.peak = 0
-        self.allocations = 0
-        self.by_category = dict.fromkeys(CATEGORIES, 0)
+        self.by_category = {c: 0 for c in CATEGORIES if c != "other"}
 
-    def add(self, category: str, nbytes: int) -> None:
-        self.live += nbytes
-        self.by_category[category] += nbytes
-        if nbytes > 0:
-            self.allocations += 1
-            if self.live > self.peak:
-                self.peak = self.live
-        if events.listeners:
-            self.announce("alloc" if nbytes >= 0 else "free", abs(nbytes), category)
+    def category_bytes(self) -> dict[str, int]:
+        out = dict(self.by_category)
+        out["other"] = self.live - sum(self.by_category.values())
+        return out
 
     def move(self, before: str, after: str, nbytes: int) -> None:
-        self.by_category[before] -= nbytes
-        self.by_category[after] += nbytes
+        if before != "other":
+            self.by_category[before] -= nbytes
+        if after != "other":
+            self.by_category[after] += nbytes
 
     def announce(self, action: str, nbytes: int, category: str) -> None:
         events.emit(events.Memory(events.next_seq(), action, str(self.device), nbytes,
@@ -95,9 +95,8 @@ def reset_peak_memory_stats(device=None) -> None:
 def memory_stats(device=None) -> dict[str, int]:
     """A flat dict of figures: live and peak bytes, bytes per category, allocator figures."""
     stats = _device_stats(device)
-    out = {"allocated_bytes": stats.live, "peak_bytes": stats.peak,
-           "allocations": stats.allocations}
-    out.update({f"{cat}_bytes": n for cat, n in stats.by_category.items()})
+    out = {"allocated_bytes": stats.live, "peak_bytes": stats.peak}
+    out.update({f"{cat}_bytes": n for cat, n in stats.category_bytes().items()})
     backend = stats.device.backend
     if backend is not None:
         out.update(backend.pool_stats(stats.device.index))
@@ -118,7 +117,7 @@ def memory_summary(device=None) -> str:
     lines = [f"gradlab memory on {stats.device}",
              f"  {'allocated':<12}{_human(stats.live):>12}",
              f"  {'peak':<12}{_human(stats.peak):>12}"]
-    lines += [f"  {cat:<12}{_human(n):>12}" for cat, n in stats.by_category.items()]
+    lines += [f"  {cat:<12}{_human(n):>12}" for cat, n in stats.category_bytes().items()]
     backend = stats.device.backend
     if backend is not None:
         lines += [f"  {k:<12}{_human(v):>12}" for k, v in

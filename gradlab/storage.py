@@ -13,25 +13,40 @@ A ``Storage`` is what views of one buffer have in common. It carries
 from __future__ import annotations
 
 from . import events
-from .memory import DeviceMemory, stats_for
+from .memory import DeviceMemory
 
 __all__ = ["Storage"]
 
 
 class Storage:
+    """Version counter and memory accounting for one buffer (shared by its views)."""
+
     __slots__ = ("nbytes", "stats", "category", "version", "saved_count", "__weakref__")
 
     def __init__(self, nbytes: int, device, category: str = "other") -> None:
+        # Every op output makes one of these, so the accounting is inlined here.
         self.nbytes = nbytes
         self.version = 0
         self.saved_count = 0
         self.category = category
-        stats: DeviceMemory = stats_for(device)
+        stats: DeviceMemory = device.memory
         self.stats = stats
-        stats.add(category, nbytes)
+        live = stats.live = stats.live + nbytes
+        if live > stats.peak:
+            stats.peak = live
+        if category != "other":
+            stats.by_category[category] += nbytes
+        if _listeners:
+            stats.announce("alloc", nbytes, category)
 
     def __del__(self) -> None:
-        self.stats.add(self.effective_category, -self.nbytes)
+        stats = self.stats
+        stats.live -= self.nbytes
+        category = self.effective_category
+        if category != "other":
+            stats.by_category[category] -= self.nbytes
+        if _listeners:
+            stats.announce("free", self.nbytes, category)
 
     @property
     def effective_category(self) -> str:
@@ -47,18 +62,22 @@ class Storage:
         self._moved(before)
 
     def retain_for_backward(self) -> None:
-        before = self.effective_category
+        """A backward node keeps this buffer: its bytes count as ``activation``."""
         self.saved_count += 1
-        self._moved(before)
+        if self.saved_count == 1 and self.category == "other":
+            self._moved("other")
 
     def release_for_backward(self) -> None:
-        before = self.effective_category
         self.saved_count -= 1
-        self._moved(before)
+        if self.saved_count == 0 and self.category == "other":
+            self._moved("activation")
 
     def _moved(self, before: str) -> None:
         after = self.effective_category
         if after != before:
             self.stats.move(before, after, self.nbytes)
-            if events.listeners:
+            if _listeners:
                 self.stats.announce("retag", self.nbytes, after)
+
+
+_listeners = events.listeners  # the bus's own list: truthy exactly when someone listens

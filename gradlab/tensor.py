@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as _dt
+from .autograd import function as _function_module
 from .autograd.function import gradient_edge
 from .backends import cpu
 from .backends import device as _device
@@ -26,6 +27,7 @@ from .storage import Storage
 __all__ = ["Tensor", "Size"]
 
 _from_np = _dt.from_numpy_dtype
+_BY_NUMPY = {d.np: d for d in _dt.ALL_DTYPES}
 
 
 class Size(tuple):
@@ -44,10 +46,16 @@ class Size(tuple):
 class Tensor:
     """An n-dimensional array that remembers how it was computed."""
 
-    __slots__ = ("_data", "_storage", "_device", "dtype", "_requires_grad", "_grad", "grad_fn",
-                 "_out_index", "name", "_retains_grad", "_hooks", "_accumulator",
-                 "__weakref__", "__dict__")
+    __slots__ = ("_data", "_storage", "_device", "dtype", "_requires_grad", "grad_fn",
+                 "_out_index", "__weakref__", "__dict__")
     __array_priority__ = 1000  # make NumPy defer: ndarray * tensor -> Tensor.__rmul__
+
+    # Rarely set: class-level defaults keep tensor creation (every op output) cheap.
+    _grad = None
+    name = None  # optional display name, shown by repr, the debugger and graph images
+    _retains_grad = False
+    _hooks = None  # hooks on a leaf: {handle id: hook}
+    _accumulator = None  # weakref to this leaf's AccumulateGrad node
 
     def __init__(self, data=None, *, dtype=None, device=None, requires_grad=False,
                  name=None) -> None:
@@ -63,15 +71,13 @@ class Tensor:
         self._data = data
         self._storage = storage
         self._device = storage.stats.device
-        self.dtype = _from_np(data.dtype)
+        try:
+            self.dtype = _BY_NUMPY[data.dtype]
+        except KeyError:
+            self.dtype = _from_np(data.dtype)
         self._requires_grad = requires_grad
-        self._grad = None
         self.grad_fn = grad_fn
         self._out_index = out_index
-        self.name = None
-        self._retains_grad = False
-        self._hooks = None
-        self._accumulator = None
 
     @staticmethod
     def _make(data, storage, grad_fn, out_index, requires_grad) -> Tensor:
@@ -430,6 +436,7 @@ class Tensor:
 
 
 _new_tensor = object.__new__
+_function_module.Tensor = Tensor  # the dispatcher checks isinstance(arg, Tensor)
 
 
 def _weakref(obj):

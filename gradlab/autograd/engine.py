@@ -24,6 +24,8 @@ import heapq
 import sys
 
 from .. import events
+from ..storage import Storage
+from ..tensor import Tensor
 from .function import AccumulateGrad, gradient_edge
 from .grad_mode import state
 
@@ -73,17 +75,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def _as_list(x) -> list:
-    from ..tensor import Tensor
-
     if isinstance(x, Tensor):
         return [x]
     return list(x)
 
 
 def _root_gradients(tensors, grad_tensors, create_graph):
-    from ..ops.creation import ones_like
-    from ..tensor import Tensor
-
     if grad_tensors is None:
         grad_tensors = [None] * len(tensors)
     else:
@@ -107,7 +104,7 @@ def _root_gradients(tensors, grad_tensors, create_graph):
                     f"has shape {tuple(t.shape)}. Fix: reduce it first (y.sum().backward()) or "
                     "pass the gradient of something w.r.t. it: y.backward(gradient=...)."
                 )
-            g = ones_like(t)
+            g = _ones_like(t)
         elif not isinstance(g, Tensor):
             raise TypeError(f"backward: gradient must be a Tensor, got {type(g).__name__}")
         elif g.shape != t.shape:
@@ -155,13 +152,15 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accu
         while ready:
             _, node = heapq.heappop(ready)
             grads = buffers.pop(node, None) or [None] * node.num_outputs
-            grads = _run_tensor_hooks(node, grads)
-            if node in capture:
+            if node._pre_hooks is not None or node._retain_hooks is not None or \
+                    type(node) is AccumulateGrad:
+                grads = _run_tensor_hooks(node, grads)
+            if capture and node in capture:
                 for nr, i in capture[node]:
                     captured[i] = grads[nr]
             if must_run is not None and node not in must_run:
                 continue
-            if isinstance(node, AccumulateGrad):
+            if type(node) is AccumulateGrad:
                 _accumulate(node.variable, grads[0], create_graph)
                 continue
             grads = _call_node(node, grads, retain_graph)
@@ -263,15 +262,13 @@ def _apply_hooks(hooks, g):
 
 def _call_node(node, grads, retain_graph):
     """Run one node's backward, check what it returns, and emit ``BackwardNode``."""
-    from ..ops.creation import zeros_from_meta
-
-    grads = list(grads)
     if node.materialize_grads:
         for nr, g in enumerate(grads):
-            if g is None:
+            if g is None:  # an output nobody used: its gradient is zero
+                from ..ops.creation import zeros_from_meta
                 grads[nr] = zeros_from_meta(node.output_meta[nr])
-    results = node.apply_backward(grads)
-    if not isinstance(results, tuple):
+    results = node.fn.backward(node, *grads)
+    if type(results) is not tuple:
         results = (results,)
     results = _validate(node, results)
     if node._post_hooks:
@@ -336,8 +333,6 @@ def _sum_to_shape(node, i, g, shape):
 
 def _accumulate(leaf, g, create_graph):
     """Add ``g`` into ``leaf.grad`` (PyTorch's AccumulateGrad); hooks have already run."""
-    from ..tensor import Tensor
-
     if g is None:
         return
     old = leaf._grad
@@ -360,3 +355,11 @@ def _accumulate(leaf, g, create_graph):
     if events.listeners:
         events.emit(events.GradAccumulated(events.next_seq(), events.tensor_ref(leaf),
                                            events.tensor_ref(leaf._grad)))
+
+
+def _ones_like(t):
+    """The implicit gradient of a scalar output: d(out)/d(out) = 1."""
+    dev = t._device
+    with dev.backend.use_device(dev.index):
+        ones = dev.backend.xp.ones_like(t._data)
+    return Tensor._make(ones, Storage(ones.nbytes, dev), None, 0, False)

@@ -69,8 +69,6 @@ class SavedTensor:
         self.tensor = self.data = self.storage = None
 
     def unpack(self, node):
-        from ..tensor import Tensor
-
         storage = self.storage
         if storage is not None and storage.version != self.version:
             shape = tuple(self.data.shape if self.data is not None else self.tensor.shape)
@@ -102,20 +100,21 @@ class Node:
     """
 
     __slots__ = ("fn", "id", "next_functions", "input_meta", "needs_input_grad", "module",
-                 "num_outputs", "output_meta", "_saved", "_released", "_pre_hooks",
-                 "_retain_hooks", "_post_hooks", "_non_differentiable", "materialize_grads",
-                 "__dict__", "__weakref__")
+                 "num_outputs", "output_meta", "_saved", "__dict__", "__weakref__")
+
+    # Rarely set, so class-level defaults rather than per-node slots: the dispatcher
+    # builds nodes without calling __init__ and sets only the slots above.
+    _released = False
+    _pre_hooks = None  # output_nr -> {id: hook}, from register_hook on a non-leaf output
+    _retain_hooks = None  # output_nr -> weakref of an output that called retain_grad()
+    _post_hooks = None
+    _non_differentiable = None
+    materialize_grads = True
 
     def __init__(self, fn) -> None:
         self.fn = fn
         self.id = next(_node_ids)
         self._saved = None
-        self._released = False
-        self._pre_hooks = None
-        self._retain_hooks = None
-        self._post_hooks = None
-        self._non_differentiable = None
-        self.materialize_grads = True
         self.module = state.module
 
     # --- what users of ctx see (PyTorch's names) ------------------------------------------
@@ -136,7 +135,7 @@ class Node:
                     f"need to backward through the same graph again."
                 )
             return ()
-        return tuple(s.unpack(self) for s in saved)
+        return tuple([s.unpack(self) for s in saved])
 
     def mark_non_differentiable(self, *outputs) -> None:
         """Outputs (arrays or tensors) that never get a gradient, like argmax indices."""
@@ -208,13 +207,23 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable) -> None:
-        super().__init__(AccumulateGradFn)
+        # Made afresh whenever a leaf enters a new graph, so kept minimal: the
+        # fixed facts (no inputs, one output) are class attributes below.
+        self.fn = AccumulateGradFn
+        self.id = next(_node_ids)
+        self._saved = None
+        self.module = None
         self.variable = variable
-        self.next_functions = ()
-        self.input_meta = ()
-        self.needs_input_grad = ()
-        self.num_outputs = 1
-        self.output_meta = ((variable.shape, variable.dtype, variable.device),)
+
+    next_functions = ()
+    input_meta = ()
+    needs_input_grad = ()
+    num_outputs = 1
+
+    @property
+    def output_meta(self):
+        v = self.variable
+        return ((v._data.shape, v.dtype, v._device),)
 
     def name(self) -> str:
         return "AccumulateGrad"
@@ -294,7 +303,7 @@ class Function(metaclass=_FunctionMeta):
     name = "function"
     raw = False
     differentiable = True
-
+    returns_input = False  # in-place forms write into and return their first input
     @staticmethod
     def forward(ctx, *args):
         raise NotImplementedError("a Function must define a static forward(ctx, *args)")
@@ -315,47 +324,56 @@ def once_differentiable(backward):
     return backward
 
 
-def _dispatch(fn, args):
-    """Run ``fn`` on ``args``: compute, wrap outputs, record a node, emit ``OpForward``."""
-    from ..tensor import Tensor
+Tensor = None  # gradlab.tensor.Tensor, bound by that module (it imports this one)
+_listeners = events.listeners  # the bus's list itself: truthy exactly when someone listens
 
-    listening = events.listeners
-    # Which arguments are tensors, and does any need a gradient?
+
+def _dispatch(fn, args):
+    """Run ``fn`` on ``args``: compute, wrap outputs, record a node, emit ``OpForward``.
+
+    Every op in gradlab passes through here, so it is written for speed: one
+    pass over the arguments, a node only when a gradient will be needed,
+    and no event work unless someone listens.
+    """
+    # 1. Which arguments are tensors, on which device, and does any need a gradient?
     device = None
     requires_grad = False
-    tensor_positions = []
-    for i, a in enumerate(args):
+    raw = fn.raw
+    fargs = list(args) if raw else args
+    n = len(args)
+    for i in range(n):
+        a = args[i]
         if isinstance(a, Tensor):
-            tensor_positions.append(i)
+            if raw:
+                fargs[i] = a._data
             if a._requires_grad:
                 requires_grad = True
             if device is None:
                 device = a._device
             elif a._device is not device:
                 _raise_mixed_devices(fn, args)
-    record = requires_grad and state.enabled and fn.differentiable
-
+    record = requires_grad and fn.differentiable and state.enabled
     if record:
-        ctx = Node(fn)
-        ctx.needs_input_grad = tuple(
-            isinstance(a, Tensor) and a._requires_grad for a in args)
+        ctx = _new_node(Node)
+        ctx.fn = fn
+        ctx.id = next(_node_ids)
+        ctx._saved = None
+        ctx.module = state.module
+        ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a._requires_grad
+                                      for a in args])
     else:
         ctx = _NO_GRAD_CTX
 
-    if fn.raw:
-        fargs = list(args)
-        for i in tensor_positions:
-            fargs[i] = args[i]._data
-    else:
-        fargs = args
+    # 2. Compute.
+    listening = _listeners
     start = time.perf_counter() if listening else 0.0
-    if fn.raw:
+    if raw:
         if device is not None and device.index is not None:
             with device.backend.use_device(device.index):
                 result = fn.forward(ctx, *fargs)
         else:
             result = fn.forward(ctx, *fargs)
-    else:
+    else:  # custom Functions see tensors, with recording off, as in PyTorch
         prev = state.enabled
         state.enabled = False
         try:
@@ -364,91 +382,101 @@ def _dispatch(fn, args):
             state.enabled = prev
     duration = time.perf_counter() - start if listening else 0.0
 
-    single = not isinstance(result, tuple)
-    outputs = _wrap_outputs(fn, (result,) if single else result, args, tensor_positions,
-                            ctx if record else None)
+    # 3. Wrap the results as tensors; 4. connect the node to its inputs.
+    if type(result) is tuple:
+        outputs = tuple(_wrap(r, k, fn, args, device, ctx if record else None)
+                        for k, r in enumerate(result))
+    else:
+        outputs = (_wrap(result, 0, fn, args, device, ctx if record else None),)
     if record:
-        _finish_node(ctx, fn, args, outputs, result if single else None)
+        _connect(ctx, args, outputs)
     if listening:
-        _emit_forward(fn, ctx if record else None, args, tensor_positions, outputs, duration)
-    return outputs[0] if single else outputs
+        _emit_forward(fn, ctx if record else None, args, outputs, duration)
+    return outputs if type(result) is tuple else outputs[0]
 
 
-def _wrap_outputs(fn, results, args, tensor_positions, node):
-    """Turn forward's results into Tensors, sharing storage where an output is a view."""
-    from ..tensor import Tensor
+_new_node = object.__new__
 
-    outputs = []
-    non_diff = node._non_differentiable if node is not None else None
-    for k, r in enumerate(results):
-        if isinstance(r, Tensor):  # a Function with raw=False returns tensors
-            data, storage = r._data, r._storage
-        elif r is None:
-            outputs.append(None)
-            continue
+
+def _wrap(r, k, fn, args, device, node):
+    """Output ``k`` of an op as a Tensor, sharing storage where it is a view of an input."""
+    if r is None:
+        return None
+    if isinstance(r, Tensor):  # a Function with raw=False returns tensors
+        data, storage = r._data, r._storage
+    else:
+        data = r
+        if r.base is None and not fn.returns_input:
+            storage = Storage(r.nbytes, device if device is not None else _device_of(r))
         else:
-            data, storage = r, _storage_for(r, args, tensor_positions)
-        diff = node is not None and data.dtype.kind == "f" and not (
-            non_diff and (id(r) in non_diff))
-        outputs.append(Tensor._make(data, storage, node if diff else None, k, diff))
-    return outputs
+            storage = _storage_of_view(r, args, device)
+    diff = node is not None and data.dtype.kind == "f"
+    if diff and node._non_differentiable is not None and id(r) in node._non_differentiable:
+        diff = False
+    t = _new_tensor(Tensor)
+    t._init(data, storage, node if diff else None, k, diff)
+    return t
 
 
-def _storage_for(array, args, tensor_positions):
-    """The storage of ``array``: an input's when it is (a view of) that input, else a new one.
+_new_tensor = object.__new__
+
+
+def _storage_of_view(array, args, device):
+    """The storage of an output that aliases memory: an input's, or a new one.
 
     NumPy and CuPy point a view's ``base`` at the array that owns the memory,
     so comparing bases finds which input an output aliases.
     """
     base = array.base
-    for i in tensor_positions:
-        d = args[i]._data
-        if d is array or (base is not None and (d is base or d.base is base)):
-            return args[i]._storage
+    for a in args:
+        if isinstance(a, Tensor):
+            d = a._data
+            if d is array or (base is not None and (d is base or d.base is base)):
+                return a._storage
     owner = array if base is None else base
-    return Storage(owner.nbytes, _device_of_array(array, args, tensor_positions))
+    return Storage(owner.nbytes, device if device is not None else _device_of(array))
 
 
-def _device_of_array(array, args, tensor_positions):
-    if tensor_positions:
-        return args[tensor_positions[0]]._device
+def _device_of(array):
     from ..backends import backend_for_array
+
     return backend_for_array(array)[0]
 
 
-def _finish_node(node, fn, args, outputs, single_result):
-    """Connect ``node`` to its inputs' nodes and turn what forward saved into SavedTensors."""
-    from ..tensor import Tensor
-
+def _connect(node, args, outputs):
+    """Give ``node`` its edges to the inputs' nodes, and resolve what forward saved."""
     edges = []
     metas = []
     for a in args:
         if isinstance(a, Tensor) and a._requires_grad:
             fn_ = a.grad_fn
-            edges.append((fn_, a._out_index) if fn_ is not None else (_grad_accumulator(a), 0))
-            metas.append((a.shape, a.dtype, a._device))
+            if fn_ is not None:
+                edges.append((fn_, a._out_index))
+            else:
+                ref = a._accumulator
+                acc = ref() if ref is not None else None
+                edges.append((acc if acc is not None else _grad_accumulator(a), 0))
+            metas.append((a._data.shape, a.dtype, a._device))
         else:
             edges.append(None)
             metas.append(None)
     node.next_functions = tuple(edges)
     node.input_meta = tuple(metas)
     node.num_outputs = len(outputs)
-    node.output_meta = tuple(None if o is None else (o.shape, o.dtype, o._device)
-                             for o in outputs)
+    node.output_meta = tuple([None if o is None else (o._data.shape, o.dtype, o._device)
+                              for o in outputs])
     saved = node._saved
     if saved is not None:
-        node._saved = tuple(_resolve_saved(item, args, outputs) for item in saved)
+        node._saved = tuple([_resolve_saved(item, args, outputs) for item in saved])
 
 
 def _resolve_saved(item, args, outputs):
     """Find out what a saved item is: an input, an output or a private value."""
-    from ..tensor import Tensor
-
     for a in args:
-        if isinstance(a, Tensor) and (item is a or item is a._data):
+        if isinstance(a, Tensor) and (item is a._data or item is a):
             return SavedTensor(a, None, a._storage, None)
     for k, o in enumerate(outputs):
-        if o is not None and (item is o or item is o._data):
+        if o is not None and (item is o._data or item is o):
             if o.grad_fn is None:  # not differentiable: no need for a node reference
                 return SavedTensor(o, None, o._storage, None)
             return SavedTensor(None, o._data, o._storage, k)
@@ -459,18 +487,16 @@ def _resolve_saved(item, args, outputs):
     return SavedTensor(None, item, None, None)
 
 
-def _emit_forward(fn, node, args, tensor_positions, outputs, duration):
+def _emit_forward(fn, node, args, outputs, duration):
     ref = events.tensor_ref
     events.emit(events.OpForward(
         events.next_seq(), fn.name, None if node is None else node.id,
-        tuple(ref(args[i]) for i in tensor_positions),
+        tuple(ref(a) for a in args if isinstance(a, Tensor)),
         tuple(ref(o) for o in outputs if o is not None),
         state.module, duration))
 
 
 def _raise_mixed_devices(fn, args):
-    from ..tensor import Tensor
-
     found = ", ".join(f"{tuple(a.shape)} on {a.device}" for a in args if isinstance(a, Tensor))
     first = next(a.device for a in args if isinstance(a, Tensor))
     raise RuntimeError(

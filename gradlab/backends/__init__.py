@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 
+from ..memory import stats_for
 from .base import Backend
 
 __all__ = ["Backend", "device", "get_backend", "backend_for_array", "cpu"]
@@ -44,7 +45,7 @@ class device:  # noqa: N801 - PyTorch's spelling: gradlab.device("cuda:0")
     dispatcher uses to catch mixed-device ops.
     """
 
-    __slots__ = ("type", "index", "backend", "_str")
+    __slots__ = ("type", "index", "backend", "memory", "_str")
     _interned: dict[tuple[str, int | None], device] = {}
 
     def __new__(cls, spec="cpu", index: int | None = None):
@@ -78,6 +79,7 @@ class device:  # noqa: N801 - PyTorch's spelling: gradlab.device("cuda:0")
             obj.index = index
             obj.backend = None  # resolved lazily: CUDA imports CuPy only when used
             obj._str = kind if index is None else f"{kind}:{index}"
+            obj.memory = stats_for(obj)  # live bytes by category (gradlab.memory)
             cls._interned[key] = obj
         return obj
 

@@ -75,7 +75,12 @@ def promote(a, b):
     ta = isinstance(a, Tensor)
     tb = isinstance(b, Tensor)
     if ta and tb:
-        if a.dtype is b.dtype:
+        da, db = a.dtype, b.dtype
+        if da is db:
+            return a, b
+        # A bool mask times a float tensor: NumPy already gives PyTorch's dtype.
+        if (db is _dt.bool and da.is_floating_point and a.ndim >= b.ndim) or \
+                (da is _dt.bool and db.is_floating_point and b.ndim >= a.ndim):
             return a, b
     elif ta:
         if not isinstance(b, Number):

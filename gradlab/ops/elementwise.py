@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from .. import dtypes as _dt
-from ..autograd.function import Function
+from ..autograd.function import Function, _dispatch
 from ..tensor import Tensor
 from ._util import as_operand, promote, unbroadcast, xp_for
 
@@ -115,8 +115,7 @@ class Neg(Function):
 
 
 def _binary(fn, a, b):
-    a, b = promote(a, b)
-    return fn.apply(a, b)
+    return _dispatch(fn, promote(a, b))
 
 
 def add(input, other, *, alpha=1) -> Tensor:
@@ -258,7 +257,7 @@ def _unary(fn, x, op: str):
             x = tensor(x)
     if not x.dtype.is_floating_point:
         x = x.to(_dt.get_default_dtype())  # PyTorch: exp(int tensor) is float
-    return fn.apply(x)
+    return _dispatch(fn, (x,))
 
 
 class Exp(Function):

@@ -47,7 +47,7 @@ def _inplace_variant(op: type[Function]) -> type[Function]:
             return a
 
         cls = type(op.__name__ + "_", (op,), {
-            "name": op.name + "_", "node_name": op.node_name, "raw": True,
+            "name": op.name + "_", "node_name": op.node_name, "raw": True, "returns_input": True,
             "forward": staticmethod(forward)})
         _variants[op] = cls
     return cls
