@@ -47,6 +47,9 @@ class Storage:
             stats.by_category[category] -= self.nbytes
         if _listeners:
             stats.announce("free", self.nbytes, category)
+        # The garbage collector may finalize this before a SavedTensor that holds it
+        # (both in one cycle); its later release must then move no bytes.
+        self.nbytes = 0
 
     @property
     def effective_category(self) -> str:

@@ -56,6 +56,8 @@ class Tensor:
     _retains_grad = False
     _hooks = None  # hooks on a leaf: {handle id: hook}
     _accumulator = None  # weakref to this leaf's AccumulateGrad node
+    _view_base = None  # for views: the tensor whose memory this one shows
+    _view_steps = ()  # for views: the (op, args) that make it from _view_base
 
     def __init__(self, data=None, *, dtype=None, device=None, requires_grad=False,
                  name=None) -> None:
@@ -372,7 +374,8 @@ class Tensor:
         from ._formatting import rebuild_tensor
 
         return (rebuild_tensor, (self._host(), self.dtype.name, str(self._device),
-                                 self._requires_grad if self.grad_fn is None else False))
+                                 self._requires_grad if self.grad_fn is None else False,
+                                 self.name))
 
     def __deepcopy__(self, memo):
         if self.grad_fn is not None:

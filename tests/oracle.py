@@ -75,7 +75,8 @@ def make_arrays(case: OpCase, shapes, dtype=np.float64, rng=None, strided=False)
     """Random NumPy inputs for ``case``; strided=True makes them non-contiguous views."""
     rng = rng or np.random.default_rng(0)
     if case.inputs is not None:
-        return [np.asarray(a) for a in case.inputs(rng, dtype, shapes)]
+        arrays = [np.asarray(a) for a in case.inputs(rng, dtype, shapes)]
+        return [_strided_copy(a) for a in arrays] if strided else arrays
     domains = case.domain if isinstance(case.domain, list) else [case.domain] * len(shapes)
     arrays = []
     for shape, (lo, hi) in zip(shapes, domains):
@@ -86,6 +87,16 @@ def make_arrays(case: OpCase, shapes, dtype=np.float64, rng=None, strided=False)
             arr = rng.uniform(lo, hi, size=shape).astype(dtype)
         arrays.append(arr)
     return arrays
+
+
+def _strided_copy(a: np.ndarray) -> np.ndarray:
+    """The same values in a non-contiguous view (every other element of a wider array)."""
+    if a.ndim == 0:
+        return a
+    big = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), dtype=a.dtype)
+    view = big[..., ::2]
+    view[...] = a
+    return view
 
 
 def _is_float(a: np.ndarray) -> bool:

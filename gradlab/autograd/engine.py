@@ -111,8 +111,8 @@ def _root_gradients(tensors, grad_tensors, create_graph):
             raise RuntimeError(
                 f"backward: gradient has shape {tuple(g.shape)} but the tensor has shape "
                 f"{tuple(t.shape)}; they must match")
-        elif not create_graph:
-            g = g.detach()
+        elif not (create_graph and g.requires_grad):
+            g = g.detach()  # a new handle: the engine never adopts the caller's tensor
         roots.append((gradient_edge(t), g))
     return roots
 
@@ -301,6 +301,11 @@ def _validate(node, results):
         if g is None or meta is None:
             out.append(None if meta is None else g)
             continue
+        if not isinstance(g, Tensor):
+            raise TypeError(
+                f"function {node.name()} returned a {type(g).__name__} as the gradient of "
+                f"input {i}; backward must return Tensors (or None). Fix: build it with "
+                "tensor ops, e.g. grad * 2 rather than a NumPy array or a number.")
         shape, dtype, device = meta
         if g._data.shape != shape:
             g = _sum_to_shape(node, i, g, shape)
@@ -337,11 +342,14 @@ def _accumulate(leaf, g, create_graph):
         return
     old = leaf._grad
     if old is None:
-        if create_graph:
-            new = g
-        elif g.grad_fn is None and g._data.base is None and sys.getrefcount(g._data) <= 2:
-            # Nobody else holds this array: adopt it instead of copying (PyTorch
-            # steals the buffer the same way when its use count is one).
+        if create_graph and g.requires_grad:
+            # A differentiable copy: .grad stays in the graph but owns its memory,
+            # so a later accumulation never writes into a tensor someone else holds.
+            new = g.clone()
+        elif g.grad_fn is None and g._data.base is None and not leaf._hooks and \
+                sys.getrefcount(g._data) <= 2:
+            # Nobody else holds this array (a hook might have kept it): adopt it
+            # instead of copying, as PyTorch steals a buffer whose use count is one.
             new = Tensor._make(g._data, g._storage, None, 0, False)
         else:
             new = Tensor._make(g._data.copy(), None, None, 0, False)

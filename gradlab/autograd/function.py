@@ -34,6 +34,9 @@ import itertools
 import time
 import weakref
 
+import ml_dtypes
+import numpy as np
+
 from .. import events
 from ..storage import Storage
 from .grad_mode import state
@@ -383,6 +386,9 @@ def _dispatch(fn, args):
     duration = time.perf_counter() - start if listening else 0.0
 
     # 3. Wrap the results as tensors; 4. connect the node to its inputs.
+    if type(result) is not _ndarray and (type(result) is tuple or
+                                          isinstance(result, _np_generic)):
+        result = _arrays_not_scalars(result, ctx if record else None)
     if type(result) is tuple:
         outputs = tuple(_wrap(r, k, fn, args, device, ctx if record else None)
                         for k, r in enumerate(result))
@@ -402,6 +408,7 @@ def _wrap(r, k, fn, args, device, node):
     """Output ``k`` of an op as a Tensor, sharing storage where it is a view of an input."""
     if r is None:
         return None
+    viewed = None
     if isinstance(r, Tensor):  # a Function with raw=False returns tensors
         data, storage = r._data, r._storage
     else:
@@ -409,20 +416,47 @@ def _wrap(r, k, fn, args, device, node):
         if r.base is None and not fn.returns_input:
             storage = Storage(r.nbytes, device if device is not None else _device_of(r))
         else:
-            storage = _storage_of_view(r, args, device)
-    diff = node is not None and data.dtype.kind == "f"
+            viewed = _viewed_input(r, args)
+            storage = viewed._storage if viewed is not None else Storage(
+                (r if r.base is None else r.base).nbytes,
+                device if device is not None else _device_of(r))
+    diff = node is not None and (data.dtype.kind == "f" or data.dtype == _bfloat16)
     if diff and node._non_differentiable is not None and id(r) in node._non_differentiable:
         diff = False
     t = _new_tensor(Tensor)
     t._init(data, storage, node if diff else None, k, diff)
+    if viewed is not None and not fn.returns_input:
+        # Remember how to make this view from its base, so that an in-place
+        # change of the view can be replayed onto the base's history.
+        base = viewed._view_base
+        t._view_base = base if base is not None else viewed
+        t._view_steps = viewed._view_steps + ((fn, args[1:], k),)
     return t
 
 
 _new_tensor = object.__new__
+_ndarray, _np_generic, _np_asarray = np.ndarray, np.generic, np.asarray
+_bfloat16 = np.dtype(ml_dtypes.bfloat16)  # a float whose NumPy kind is 'V', not 'f'
 
 
-def _storage_of_view(array, args, device):
-    """The storage of an output that aliases memory: an input's, or a new one.
+def _arrays_not_scalars(result, node):
+    """NumPy returns scalars for 0-d results; tensors hold arrays, so convert them.
+
+    What forward saved refers to the scalar objects, so the saved list is
+    updated too (outputs are recognised by identity when the node connects).
+    """
+    items = result if type(result) is tuple else (result,)
+    if not any(isinstance(r, _np_generic) for r in items):
+        return result
+    converted = tuple(_np_asarray(r) if isinstance(r, _np_generic) else r for r in items)
+    if node is not None and node._saved is not None:
+        swap = {id(old): new for old, new in zip(items, converted) if old is not new}
+        node._saved = tuple(swap.get(id(item), item) for item in node._saved)
+    return converted if type(result) is tuple else converted[0]
+
+
+def _viewed_input(array, args):
+    """The input tensor whose memory ``array`` aliases, if any.
 
     NumPy and CuPy point a view's ``base`` at the array that owns the memory,
     so comparing bases finds which input an output aliases.
@@ -432,9 +466,8 @@ def _storage_of_view(array, args, device):
         if isinstance(a, Tensor):
             d = a._data
             if d is array or (base is not None and (d is base or d.base is base)):
-                return a._storage
-    owner = array if base is None else base
-    return Storage(owner.nbytes, device if device is not None else _device_of(array))
+                return a
+    return None
 
 
 def _device_of(array):

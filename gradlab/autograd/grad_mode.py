@@ -36,24 +36,38 @@ def is_inference_mode_enabled() -> bool:
 
 
 class _Mode:
-    """Base for the mode context managers: set on enter, restore on exit; also a decorator."""
+    """Base for the mode context managers: set on enter, restore on exit; also a decorator.
+
+    ``@no_grad()`` and bare ``@no_grad`` both decorate a function, as in PyTorch.
+    """
+
+    def __new__(cls, *args):
+        if args and callable(args[0]):  # used as a bare decorator: @no_grad
+            return cls()(args[0])
+        return super().__new__(cls)
+
+    _outer = None  # the modes to restore on exit, innermost last (one instance may nest)
 
     def _set(self) -> None:
         raise NotImplementedError
 
     def __enter__(self):
-        self._prev = (state.enabled, state.inference)
+        if self._outer is None:
+            self._outer = []
+        self._outer.append((state.enabled, state.inference))
         self._set()
         return self
 
     def __exit__(self, *exc) -> None:
-        state.enabled, state.inference = self._prev
+        state.enabled, state.inference = self._outer.pop()
 
     def __call__(self, func):
+        args = self._args()
+
         @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            with self.__class__(*self._args()):
-                return func(*args, **kwargs)
+        def wrapper(*a, **kw):
+            with self.__class__(*args):
+                return func(*a, **kw)
         return wrapper
 
     def _args(self) -> tuple:
@@ -77,19 +91,24 @@ class enable_grad(_Mode):  # noqa: N801
 class set_grad_enabled(_Mode):  # noqa: N801
     """``set_grad_enabled(False)`` is ``no_grad()``; usable as a call or a context manager.
 
-    Called bare (``set_grad_enabled(False)``) it takes effect at once, as in PyTorch.
+    Called bare (``set_grad_enabled(False)``) it takes effect at once, as in
+    PyTorch; as a decorator it applies only while the function runs.
     """
 
     def __init__(self, mode: bool) -> None:
         self.mode = bool(mode)
-        self._prev = (state.enabled, state.inference)
+        self._prev = state.enabled
         state.enabled = self.mode
 
     def __enter__(self):
-        return self
+        return self  # __init__ already switched the mode
 
-    def _set(self) -> None:
-        state.enabled = self.mode
+    def __exit__(self, *exc) -> None:
+        state.enabled = self._prev
+
+    def __call__(self, func):
+        state.enabled = self._prev  # decorating must not change the mode of the caller
+        return super().__call__(func)
 
     def _args(self) -> tuple:
         return (self.mode,)
@@ -100,15 +119,15 @@ class inference_mode(_Mode):  # noqa: N801
 
     gradlab has no separate inference dispatch, so the saving is the same as
     ``no_grad``; the mode is tracked so code can ask ``is_inference_mode_enabled()``.
+    ``inference_mode(False)`` turns both off again (recording on), as in PyTorch.
     """
 
     def __init__(self, mode: bool = True) -> None:
         self.mode = bool(mode)
 
     def _set(self) -> None:
-        if self.mode:
-            state.enabled = False
-            state.inference = True
+        state.enabled = not self.mode
+        state.inference = self.mode
 
     def _args(self) -> tuple:
         return (self.mode,)

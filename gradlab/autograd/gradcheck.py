@@ -81,23 +81,35 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     """True if backward's gradients of ``func(*inputs)`` match finite differences.
 
     Only inputs with ``requires_grad=True`` are checked. On a mismatch, raises
-    :class:`GradcheckError` naming the input, output and worst element (or
+    :class:`GradcheckError` naming the input, output and first bad element (or
     returns False with ``raise_exception=False``).
     """
+    return _check("gradcheck", func, inputs, eps, atol, rtol, raise_exception)
+
+
+_HINTS = {
+    "gradcheck": "Fix: check the derivative formula in the op's backward.",
+    "gradgradcheck": "Second derivatives are wrong (run gradcheck to rule out the first): "
+                     "backward must be built from tensor ops on ctx.saved_tensors, without "
+                     ".detach(), raw arrays or .item().",
+}
+
+
+def _check(what, func, inputs, eps, atol, rtol, raise_exception) -> bool:
     inputs = _as_tuple(inputs)
     wrt = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     if not wrt:
-        raise ValueError("gradcheck: no input requires grad; mark the ones to check with "
+        raise ValueError(f"{what}: no input requires grad; mark the ones to check with "
                          "requires_grad=True")
     for t in wrt:
         if t.dtype.name != "float64":
-            warnings.warn(f"gradcheck: input of dtype {t.dtype} is not float64; finite "
-                          "differences will be too coarse to be trusted", stacklevel=2)
+            warnings.warn(f"{what}: input of dtype {t.dtype} is not float64; finite "
+                          "differences will be too coarse to be trusted", stacklevel=3)
     all_outputs = _as_tuple(func(*inputs))
     positions = _differentiable_positions(all_outputs)
     outputs = [all_outputs[p] for p in positions]
     if not outputs:
-        raise GradcheckError("gradcheck: the function returned no output that requires grad")
+        raise GradcheckError(f"{what}: the function returned no output that requires grad")
     analytic = _analytic_jacobian(outputs, wrt)
     numerical = _numerical_jacobian(func, inputs, wrt, outputs, positions, eps)
     for i in range(len(wrt)):
@@ -107,11 +119,15 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
             if bad.any():
                 r, c = np.argwhere(bad)[0]
                 message = (
-                    f"gradcheck: Jacobian mismatch for output {k} with respect to input {i} "
+                    f"{what}: Jacobian mismatch for output {k} with respect to input {i} "
                     f"(shape {tuple(wrt[i].shape)}): at output element {r}, input element "
                     f"{c}, backward gives {a[r, c]:.10g} but finite differences give "
                     f"{n[r, c]:.10g} ({int(bad.sum())} of {bad.size} entries differ)."
                 )
+                if what == "gradgradcheck":
+                    message += (" (outputs are the first derivatives; inputs are the "
+                                "original inputs, then the output gradients)")
+                message += " " + _HINTS[what]
                 if a.size <= 36:
                     message += f"\nanalytic:\n{a}\nnumerical:\n{n}"
                 if raise_exception:
@@ -124,11 +140,13 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
                   rtol: float = 1e-3, raise_exception: bool = True, **_ignored) -> bool:
     """Check second derivatives: gradcheck the gradient of ``func`` (built with create_graph)."""
     from ..ops.creation import randn_like
+    from ..random import Generator
 
     inputs = _as_tuple(inputs)
     outputs = _differentiable_outputs(_as_tuple(func(*inputs)))
-    if grad_outputs is None:
-        grad_outputs = [randn_like(o, dtype=o.dtype).requires_grad_() for o in outputs]
+    if grad_outputs is None:  # random, from a private generator: the global stream is untouched
+        gen = Generator(outputs[0].device).manual_seed(0) if outputs else None
+        grad_outputs = [randn_like(o, generator=gen).requires_grad_() for o in outputs]
     grad_outputs = list(_as_tuple(grad_outputs))
     n_in = len(inputs)
 
@@ -139,5 +157,5 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
         grads = _grad(outs, wrt, grad_outputs=list(gos), create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None and g.requires_grad)
 
-    return gradcheck(first_derivatives, tuple(inputs) + tuple(grad_outputs), eps=eps, atol=atol,
-                     rtol=rtol, raise_exception=raise_exception)
+    return _check("gradgradcheck", first_derivatives, tuple(inputs) + tuple(grad_outputs), eps,
+                  atol, rtol, raise_exception)

@@ -66,7 +66,9 @@ class device:  # noqa: N801 - PyTorch's spelling: gradlab.device("cuda:0")
         if kind == "cpu":
             index = None  # gradlab has one CPU device
         elif kind == "cuda":
-            index = 0 if index is None else index
+            index = 0 if index is None else int(index)
+            if index < 0:
+                raise ValueError(f"device: index must be >= 0, got {index}; write e.g. 'cuda:0'")
         else:
             raise RuntimeError(
                 f"unknown device type {kind!r}; gradlab knows 'cpu' and 'cuda' (e.g. 'cuda:1')"

@@ -142,11 +142,12 @@ def unbroadcast(grad: Tensor, shape) -> Tensor | None:
     if gshape == shape:
         return grad
     lead = len(gshape) - len(shape)
-    dims = tuple(range(lead)) + tuple(
-        lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
+    if lead:
+        grad = grad.sum(tuple(range(lead)))
+    dims = tuple(i for i, s in enumerate(shape) if s == 1 and grad._data.shape[i] != 1)
     if dims:
         grad = grad.sum(dims, keepdim=True)
-    return grad.reshape(shape) if grad._data.shape != shape else grad
+    return grad
 
 
 def check_float(op: str, t: Tensor) -> None:

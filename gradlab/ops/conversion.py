@@ -6,6 +6,8 @@ the gradient of a device move is the gradient moved back.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..backends import device as as_device
@@ -61,8 +63,8 @@ def _parse_to(tensor, args, kwargs):
     for a in args:
         if isinstance(a, Tensor):
             dev, dtype = a.device, a.dtype
-        elif isinstance(a, _dt.dtype) or (isinstance(a, str) and a in _dt._BY_NAME) or \
-                isinstance(a, type):
+        elif isinstance(a, (_dt.dtype, type, np.dtype)) or (isinstance(a, str) and
+                                                            a in _dt._BY_NAME):
             dtype = a
         elif a is not None:
             dev = a

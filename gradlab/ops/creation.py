@@ -33,24 +33,43 @@ def _infer_numpy(data) -> np.ndarray:
         return np.asarray(data)
     if isinstance(data, Tensor):
         return data._host()
-    if isinstance(data, (list, tuple)) and data and any(isinstance(x, Tensor) for x in data):
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
         data = [x._host() if isinstance(x, Tensor) else x for x in data]
-    arr = np.asarray(data)
+    try:
+        arr = np.asarray(data)
+    except ValueError:  # NumPy refuses ragged nesting
+        raise ValueError(
+            "tensor: nested lists must be rectangular (every row of one length, like "
+            f"[[1, 2], [3, 4]]), got rows of different lengths in {_preview(data)}"
+        ) from None
     if arr.dtype == object:
         raise TypeError(
-            f"can't make a tensor from {type(data).__name__} data of ragged or mixed types; "
-            "nested lists must be rectangular lists of numbers"
+            f"tensor: can't make a tensor from {_preview(data)}: the data must be numbers "
+            "(bool, int within int64, float) in rectangular nested lists"
         )
+    if _has_numpy_values(data):  # NumPy scalars and arrays keep their dtype
+        return arr
     kind = arr.dtype.kind
-    if kind == "f" and not isinstance(data, np.ndarray) and not _is_numpy_list(data):
+    if kind == "u":  # NumPy's choice for Python ints of 2**63 and above
+        raise RuntimeError(
+            f"tensor: the integer {int(arr.max())} is out of range for int64 (the dtype of "
+            "Python ints). Fix: pass dtype=gradlab.float64, or smaller values."
+        )
+    if kind == "f":
         return arr.astype(_dt.get_default_dtype().np, copy=False)
-    if kind in "iu" and arr.dtype != np.int64 and not _is_numpy_list(data):
+    if kind == "i" and arr.dtype != np.int64:
         return arr.astype(np.int64)
     return arr
 
 
-def _is_numpy_list(data) -> bool:
-    return isinstance(data, (list, tuple)) and bool(data) and isinstance(data[0], np.ndarray)
+def _has_numpy_values(data) -> bool:
+    return isinstance(data, (list, tuple)) and any(
+        isinstance(x, (np.ndarray, np.generic)) for x in data)
+
+
+def _preview(data) -> str:
+    text = repr(data)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _array_from(data, dtype=None, device=None, copy=True):
@@ -79,10 +98,18 @@ def _new(array, dev, requires_grad=False) -> Tensor:
     return t
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A new tensor with a copy of ``data`` (a number, nested list, array or tensor)."""
+def tensor(data, *, dtype=None, device=None, requires_grad=False,
+           name: str | None = None) -> Tensor:
+    """A new tensor with a copy of ``data`` (a number, nested list, array or tensor).
+
+    ``name`` is gradlab's optional display name, shown by ``repr``, the
+    debugger and graph images: ``tensor([1., 2.], name='w')``.
+    """
     arr, dev = _array_from(data, dtype, device, copy=True)
-    return _new(arr, dev, requires_grad)
+    t = _new(arr, dev, requires_grad)
+    if name is not None:
+        t.name = name
+    return t
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -161,8 +188,14 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if end is None:
         start, end = 0, start
     values = [_number(v) for v in (start, end, step)]
-    if step == 0:
+    if values[2] == 0:
         raise RuntimeError("arange: step must be nonzero")
+    if (values[1] - values[0]) * values[2] < 0:
+        raise RuntimeError(
+            f"arange: counting from {values[0]} to {values[1]} in steps of {values[2]} never "
+            "gets there; the step's sign must match the direction. Fix: "
+            f"arange({values[0]}, {values[1]}, {-values[2]})."
+        )
     if dtype is None:
         dtype = _dt.int64 if all(isinstance(v, int) for v in values) else \
             _dt.get_default_dtype()
@@ -208,22 +241,31 @@ def _random(sample, size, dtype, device, generator, requires_grad) -> Tensor:
     return _new(arr, dev, requires_grad)
 
 
-def _sampling_dtype(dtype):
+def _sampling_dtype(op: str, dtype):
     """NumPy samples float32/float64 directly; half types are drawn in float32 then cast."""
+    if not dtype.is_floating_point:
+        raise RuntimeError(
+            f"{op}: draws floating point values, which a {dtype} tensor can't hold. "
+            "Fix: use a floating dtype, or randint() for random integers."
+        )
     return dtype.np if dtype in (_dt.float32, _dt.float64) else np.float32
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform on [0, 1)."""
-    return _random(lambda g, s, d: g.random(s, dtype=_sampling_dtype(d)).astype(d.np, copy=False),
-                   _size(size), dtype, device, generator, requires_grad)
+    def sample(rng, shape, d):
+        return rng.random(shape, dtype=_sampling_dtype("rand", d)).astype(d.np, copy=False)
+
+    return _random(sample, _size(size), dtype, device, generator, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal: mean 0, variance 1."""
-    return _random(
-        lambda g, s, d: g.standard_normal(s, dtype=_sampling_dtype(d)).astype(d.np, copy=False),
-        _size(size), dtype, device, generator, requires_grad)
+    def sample(rng, shape, d):
+        return rng.standard_normal(shape, dtype=_sampling_dtype("randn", d)).astype(
+            d.np, copy=False)
+
+    return _random(sample, _size(size), dtype, device, generator, requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
@@ -235,6 +277,11 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         low, high, size = 0, low, high
     elif high is None:
         low, high = 0, low
+    if low >= high:
+        raise RuntimeError(
+            f"randint: the range [low, high) = [{low}, {high}) is empty; low must be less "
+            "than high (high itself is never drawn)."
+        )
     dtype = _dt.to_dtype(dtype or _dt.int64)
     return _random(lambda g, s, d: g.integers(low, high, size=s).astype(d.np),
                    _size((size,)), dtype, device, generator, requires_grad)

@@ -8,8 +8,10 @@ An in-place op is its out-of-place op plus three things:
    recorded the version it saw; if the values changed since, backward
    raises instead of computing a wrong gradient.
 3. **The tensor's history is rebased**: its ``grad_fn`` becomes the new
-   node, whose input is the tensor's previous history. If the op needs the
-   old values for its own backward (``mul_`` does), it keeps a copy.
+   node, whose input is the tensor's previous history. The op runs on a
+   stand-in for the old value that carries that history; if its backward
+   needs the old values (``mul_`` does, ``add_`` doesn't), the stand-in
+   keeps a copy of them, so even second derivatives stay right.
 
 A leaf that requires grad cannot be changed in place while grad mode is on
 (the graph would lose the value the leaf had); update weights under
@@ -23,6 +25,8 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
+from ..autograd.views import rebase_view
+from ..storage import Storage
 from ..tensor import Tensor
 from . import elementwise as ew
 from ._util import as_operand, unbroadcast, xp_for
@@ -31,12 +35,39 @@ __all__ = ["add_", "sub_", "mul_", "div_", "pow_", "neg_", "exp_", "log_", "sqrt
            "relu_", "sigmoid_", "tanh_", "clamp_", "clip_", "zero_", "fill_", "copy_"]
 TENSOR_METHODS = list(__all__)
 
-_variants: dict = {}
+_forms: dict = {}
+_raw_variants: dict = {}
+
+
+def _inplace_form(op: type[Function]) -> type[Function]:
+    """``op`` under its in-place name (``Mul`` -> ``Mul_``, op name ``mul_``) for graphs."""
+    cls = _forms.get(op)
+    if cls is None:
+        cls = _forms[op] = type(op.__name__ + "_", (op,), {
+            "name": op.name + "_", "node_name": op.node_name})
+    return cls
+
+
+def apply_inplace(op: type[Function], target: Tensor, *args, convert: bool = True) -> Tensor:
+    """Run ``op`` on ``(target, *args)`` in place, as described in the module docstring.
+
+    Operands are first converted to the target's dtype and device; ops whose
+    arguments must pass as they are (an index key, a mask) use ``convert=False``.
+    """
+    _check_target(op.name + "_", target)
+    if convert:
+        args = tuple(_operand_for(op, target, a) for a in args)
+    return _in_place(op.name + "_", target, lambda old: _inplace_form(op).apply(old, *args),
+                     args)
 
 
 def _inplace_variant(op: type[Function]) -> type[Function]:
-    """``op`` turned into its in-place form (``Add`` -> ``Add_``, named ``add_``)."""
-    cls = _variants.get(op)
+    """``op`` as a Function that writes into its first input (the older mechanism).
+
+    Kept for callers that have not moved to ``apply_inplace(..., convert=False)``;
+    it keeps a constant copy of the old values, so second derivatives through it are lost.
+    """
+    cls = _raw_variants.get(op)
     if cls is None:
         def forward(ctx, a, *rest):
             out = op.forward(ctx, a, *rest)
@@ -46,30 +77,58 @@ def _inplace_variant(op: type[Function]) -> type[Function]:
             a[...] = out
             return a
 
-        cls = type(op.__name__ + "_", (op,), {
+        cls = _raw_variants[op] = type(op.__name__ + "_", (op,), {
             "name": op.name + "_", "node_name": op.node_name, "raw": True, "returns_input": True,
             "forward": staticmethod(forward)})
-        _variants[op] = cls
     return cls
 
 
-def apply_inplace(op: type[Function], target: Tensor, *args) -> Tensor:
-    """Run ``op`` on ``(target, *args)`` in place, as described in the module docstring."""
+def _check_target(name: str, target) -> None:
     if not isinstance(target, Tensor):
-        raise TypeError(f"{op.name}_: expected a Tensor to change, got {type(target).__name__}")
+        raise TypeError(f"{name}: expected a Tensor to change, got {type(target).__name__}")
     if target._requires_grad and target.grad_fn is None and state.enabled:
         raise RuntimeError(
-            f"{op.name}_: a leaf tensor that requires grad (shape {tuple(target.shape)}) can't "
+            f"{name}: a leaf tensor that requires grad (shape {tuple(target.shape)}) can't "
             "be changed in place: the graph would lose its value. Fix: update weights inside "
             "`with gradlab.no_grad():`, or use the out-of-place op (x = x + y)."
         )
-    args = tuple(_operand_for(op, target, a) for a in args)
-    out = _inplace_variant(op).apply(target, *args)
+    base = target._view_base
+    if base is not None and base._requires_grad and base.grad_fn is None and state.enabled:
+        raise RuntimeError(
+            f"{name}: this tensor (shape {tuple(target.shape)}) is a view of a leaf that "
+            f"requires grad (shape {tuple(base.shape)}); changing it in place would lose the "
+            "leaf's value. Fix: change a clone (w.clone()), or do it under gradlab.no_grad()."
+        )
+
+
+def _in_place(name: str, target: Tensor, compute, args) -> Tensor:
+    """Write ``compute(old)`` into ``target``'s memory and make it ``target``'s history."""
+    recording = state.enabled and (target._requires_grad or any(
+        isinstance(a, Tensor) and a._requires_grad for a in args))
+    if recording:  # the old value, with the old history, under its own version counter
+        old = Tensor._make(target._data, Storage(target._data.nbytes, target._device),
+                           target.grad_fn, target._out_index, target._requires_grad)
+        old.name = target.name
+    else:
+        old = target
+    result = compute(old)
+    if result._data.shape != target._data.shape:
+        raise RuntimeError(
+            f"{name}: the result has shape {tuple(result.shape)} but the tensor has shape "
+            f"{tuple(target.shape)}; an in-place op can't change a tensor's shape. Fix: use "
+            "the out-of-place op (x = x + y)."
+        )
+    if old is not target and old._storage.saved_count:
+        old._data = target._data.copy()  # backward needs the old values: keep them
+    target._data[...] = result._data
     target._storage.version += 1
-    if out.grad_fn is not None:
-        target.grad_fn = out.grad_fn
-        target._out_index = 0
-        target._requires_grad = True
+    if result.grad_fn is not None:
+        if target._view_base is not None:
+            rebase_view(target, result)  # a view: its base's history changes too
+        else:
+            target.grad_fn = result.grad_fn
+            target._out_index = result._out_index
+            target._requires_grad = True
     return target
 
 
@@ -141,7 +200,8 @@ def clamp_(input, min=None, max=None) -> Tensor:  # noqa: A002
     if min is None and max is None:
         raise RuntimeError("clamp_: at least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        return copy_(input, ew.clamp(input, min, max))
+        _check_target("clamp_", input)
+        return _in_place("clamp_", input, lambda old: ew.clamp(old, min, max), (min, max))
     return apply_inplace(ew.Clamp, input, min, max)
 
 

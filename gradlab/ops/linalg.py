@@ -1,18 +1,28 @@
-"""Linear algebra: matrix products and their gradients.
+"""Linear algebra: matrix products, einsum, and their gradients.
 
 For C = A @ B the chain rule gives dA = dC @ Bᵀ and dB = Aᵀ @ dC: each
 gradient has the shape of its input, and the products line up because the
 shared dimension k appears in both. Batched and 1-D cases reduce to this
 one rule (see ``Matmul.backward``).
+
+``einsum`` generalises it: out = Σ over the indices missing from the output
+of the product of the operands. The gradient of one operand is again an
+einsum, of the output gradient with all the *other* operands, producing
+that operand's indices (see ``Einsum.backward``).
 """
 
 from __future__ import annotations
 
+import string
+
+import numpy as np
+
+from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import promote, unbroadcast
+from ._util import promote, unbroadcast, xp_for
 
-__all__ = ["matmul", "mm", "bmm", "dot", "outer"]
+__all__ = ["matmul", "mm", "bmm", "dot", "outer", "einsum"]
 TENSOR_METHODS = ["matmul", "mm", "bmm", "dot", "outer"]
 
 
@@ -41,13 +51,20 @@ class Matmul(Function):
             g2 = g2.unsqueeze(-1)
         grad_a = grad_b = None
         if sa is not None:  # dA = dC @ Bᵀ, summed over broadcast batch dims
-            grad_a = unbroadcast(g2 @ b2.mT, a2.shape).reshape(sa)
+            grad_a = unbroadcast(g2 @ b2.mT, a2.shape)
+            if a.ndim == 1:
+                grad_a = grad_a.reshape(sa)
         if sb is not None:  # dB = Aᵀ @ dC
-            grad_b = unbroadcast(a2.mT @ g2, b2.shape).reshape(sb)
+            grad_b = unbroadcast(a2.mT @ g2, b2.shape)
+            if b.ndim == 1:
+                grad_b = grad_b.reshape(sb)
         return grad_a, grad_b
 
 
-def _check_matmul(op: str, a: Tensor, b: Tensor) -> None:
+def _check_matmul(op: str, a, b) -> None:
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        raise TypeError(f"{op}: expected two tensors, got {type(a).__name__} and "
+                        f"{type(b).__name__}; use * to multiply by a number")
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(f"{op}: both arguments need at least 1 dimension, got shapes "
                            f"{tuple(a.shape)} and {tuple(b.shape)}; use * for scalars")
@@ -64,6 +81,14 @@ def _check_matmul(op: str, a: Tensor, b: Tensor) -> None:
             f"({ka} != {kb}): the last dim of the first must equal the "
             f"{'first' if b.ndim == 1 else 'second-to-last'} dim of the second{hint}"
         )
+    try:
+        np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+    except ValueError:
+        raise RuntimeError(
+            f"{op}: the batch dims {tuple(a.shape[:-2])} and {tuple(b.shape[:-2])} of shapes "
+            f"{tuple(a.shape)} and {tuple(b.shape)} don't broadcast (each pair of sizes must "
+            f"be equal or 1)"
+        ) from None
 
 
 def matmul(input, other) -> Tensor:
@@ -78,15 +103,19 @@ def mm(input, mat2) -> Tensor:
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: expects two 2-D tensors, got shapes {tuple(input.shape)} and "
                            f"{tuple(mat2.shape)}; use matmul for other ranks")
-    return matmul(input, mat2)
+    a, b = promote(input, mat2)
+    _check_matmul("mm", a, b)
+    return Matmul.apply(a, b)
 
 
 def bmm(input, mat2) -> Tensor:
-    """Batched product of (b, n, m) and (b, m, p) tensors."""
+    """Batched product of (b, n, m) and (b, m, p) tensors (no broadcasting)."""
     if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"bmm: expects (b, n, m) and (b, m, p) with the same b, got shapes "
                            f"{tuple(input.shape)} and {tuple(mat2.shape)}")
-    return matmul(input, mat2)
+    a, b = promote(input, mat2)
+    _check_matmul("bmm", a, b)
+    return Matmul.apply(a, b)
 
 
 def dot(input, other) -> Tensor:
@@ -103,3 +132,225 @@ def outer(input, vec2) -> Tensor:
         raise RuntimeError(f"outer: expects two 1-D tensors, got shapes {tuple(input.shape)} "
                            f"and {tuple(vec2.shape)}")
     return input.unsqueeze(1) * vec2.unsqueeze(0)
+
+
+# --- einsum ---------------------------------------------------------------------------------
+#
+# The public ``einsum`` turns the user's equation into a canonical one before any math:
+# '...' becomes explicit letters, implicit output is spelled out, and a size-1 dim that
+# broadcasts against a bigger one gets a letter of its own (a size-1 index summed away is
+# exactly broadcasting). In a canonical equation every letter has one size, so the
+# backward rule below needs no special cases for '...' or broadcasting.
+
+class Einsum(Function):
+    """out = Σ_(indices not in the output) Π_k operand_k.
+
+    d out / d operand_k is the product of the other operands, so the gradient
+    of operand k is ``einsum(grad, others -> indices of k)``, plus two fixes:
+    an index only operand k has was summed in forward, so the gradient is
+    the same along it (expand); an index repeated in operand k ('ii') only
+    touched the diagonal, so the gradient goes on the diagonal, zeros elsewhere.
+    """
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, equation, *operands):
+        ctx.equation = equation
+        # Operand j is needed only for the gradients of the *other* operands.
+        needs = ctx.needs_input_grad[1:]  # () when no graph is recorded: nothing is kept
+        ctx.save_for_backward(*(o if any(n for i, n in enumerate(needs) if i != j) else None
+                                for j, o in enumerate(operands)))
+        xp = xp_for(operands[0])
+        # The path planner costs ~20 µs: worth it for 3+ operands or big ones (BLAS).
+        big = len(operands) > 2 or (len(operands) == 2 and max(o.size for o in operands) > 4096)
+        out = xp.asarray(xp.einsum(equation, *operands, optimize=big))
+        if out.base is not None and any(out.base is o or out.base is o.base for o in operands):
+            out = out.copy()  # 'ii->i' is a view of its input in NumPy; outputs own their memory
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        operands = ctx.saved_tensors
+        lhs, output = ctx.equation.split("->")
+        inputs = lhs.split(",")
+        shapes = ctx.input_shapes[1:]
+        grads = [None]
+        for k, shape in enumerate(shapes):
+            needed = shape is not None
+            grads.append(_operand_grad(k, shape, grad, operands, inputs, output) if needed
+                         else None)
+        return tuple(grads)
+
+
+def _operand_grad(k: int, shape, grad: Tensor, operands, inputs, output: str) -> Tensor:
+    """The gradient of operand k (of ``shape``) of a canonical einsum (see ``Einsum``)."""
+    target = inputs[k]
+    unique = "".join(dict.fromkeys(target))  # indices in order, each once
+    others = [j for j in range(len(inputs)) if j != k]
+    available = set(output).union(*(inputs[j] for j in others))
+    kept = "".join(c for c in unique if c in available)
+    terms = ",".join([output] + [inputs[j] for j in others])
+    g = _contract(f"{terms}->{kept}", grad, *(operands[j] for j in others))
+    size = dict(zip(target, shape))
+    if kept != unique:  # (a) indices only operand k had: the gradient is constant along them
+        g = g.reshape([size[c] if c in available else 1 for c in unique])
+        g = g.expand([size[c] for c in unique])
+    if unique != target:  # (b) repeated indices: the gradient lives on the diagonal
+        g = DiagonalEmbed.apply(g, unique, target, shape)
+    return g
+
+
+def _contract(equation: str, *tensors) -> Tensor:
+    lhs, out = equation.split("->")
+    if len(tensors) == 1 and lhs == out:  # the identity: nothing to compute
+        return tensors[0]
+    return Einsum.apply(equation, *tensors)
+
+
+class DiagonalEmbed(Function):
+    """Values (indices ``unique``) written on a diagonal (indices ``target``) of zeros.
+
+    The backward of einsum's diagonal ('ii->i'); its own backward reads the
+    diagonal back out: ``einsum('ii->i', grad)``.
+    """
+
+    raw = True
+    name = "diagonal_backward"  # PyTorch's name for this op
+
+    @staticmethod
+    def forward(ctx, values, unique, target, shape):
+        ctx.equation = f"{target}->{unique}"
+        xp = xp_for(values)
+        out = xp.zeros(shape, dtype=values.dtype)
+        # out[i, i, j] = values[i, j]: one arange per position, laid along its index's axis.
+        ndim = len(unique)
+        index = tuple(
+            xp.arange(n).reshape([-1 if q == unique.index(c) else 1 for q in range(ndim)])
+            for c, n in zip(target, shape))
+        out[index] = values
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Einsum.apply(ctx.equation, grad), None, None, None
+
+
+_LETTERS = string.ascii_letters  # NumPy's einsum accepts a-z and A-Z: 52 indices at most
+
+
+def einsum(equation: str, *operands) -> Tensor:
+    """Einstein summation: ``einsum('ij,jk->ik', a, b)`` is ``a @ b``.
+
+    Each operand gets one letter per dim. Letters missing from the output are
+    summed over; a letter repeated within one operand takes its diagonal
+    ('ii->i'), or its trace ('ii'). Without '->' the output is the letters
+    that appear once, in alphabetical order. '...' stands for the dims no
+    letter names, broadcast across operands. Operands may also be passed as
+    one list. Unlike PyTorch, operands of different dtypes are promoted.
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum: the first argument must be the equation string, got "
+                        f"{type(equation).__name__}; call einsum('ij,jk->ik', a, b)")
+    for k, t in enumerate(operands):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"einsum: operand {k} is a {type(t).__name__}, expected a Tensor")
+    if not operands:
+        raise RuntimeError("einsum: needs at least one operand")
+    shapes = [tuple(t.shape) for t in operands]
+    inputs, output, ellipsis_letters = _parse_equation(equation.replace(" ", ""), shapes)
+    inputs = _separate_broadcast_dims(inputs, output, shapes, ellipsis_letters)
+    dtype = operands[0].dtype
+    for t in operands[1:]:
+        dtype = _dt.promote_types(dtype, t.dtype)
+    operands = [t if t.dtype is dtype else t.to(dtype) for t in operands]
+    return Einsum.apply(",".join(inputs) + "->" + output, *operands)
+
+
+def _parse_equation(equation: str, shapes):
+    """Per-operand letters with '...' spelled out, the output letters, the '...' letters."""
+    lhs, arrow, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise RuntimeError(
+            f"einsum: the equation '{equation}' has subscripts for {len(terms)} operand(s) but "
+            f"{len(shapes)} were given; give one comma-separated term per operand")
+    for term in terms + ([rhs] if arrow else []):
+        _check_term(term, equation)
+    # How many dims '...' covers in each operand.
+    spans = []
+    for k, (term, shape) in enumerate(zip(terms, shapes)):
+        named = len(term.replace("...", ""))
+        if "..." in term and named <= len(shape):
+            spans.append(len(shape) - named)
+            continue
+        if named != len(shape) or "..." in term:
+            raise RuntimeError(
+                f"einsum: operand {k} has {len(shape)} dim(s) (shape {shape}) but its "
+                f"subscripts '{term}' name {named}"
+                + ("" if "..." in term else "; add '...' to stand for the dims you don't name"))
+        spans.append(0)
+    used = set(equation)
+    free = [c for c in _LETTERS if c not in used]
+    width = max(spans)
+    if width > len(free):
+        raise RuntimeError(f"einsum: '...' covers {width} dims but only {len(free)} letters "
+                           f"are left unused; einsum supports 52 distinct indices")
+    ell = "".join(free[:width])
+    inputs = [t.replace("...", ell[width - n:]) for t, n in zip(terms, spans)]
+    if arrow:
+        output = rhs.replace("...", ell)  # '...' absent from the output: those dims are summed
+        for c in output:
+            if output.count(c) > 1:
+                raise RuntimeError(f"einsum: output subscript '{c}' appears more than once in "
+                                   f"'{equation}'; each output index must be distinct")
+            if c not in lhs and c not in ell:
+                raise RuntimeError(f"einsum: output subscript '{c}' in '{equation}' does not "
+                                   f"appear in any input, so its size is unknown")
+    else:  # implicit: '...' first, then each letter used exactly once, sorted
+        letters = lhs.replace("...", "").replace(",", "")
+        output = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    return inputs, output, ell
+
+
+def _check_term(term: str, equation: str) -> None:
+    rest = term.replace("...", "", 1)
+    for c in rest:
+        if c not in _LETTERS:
+            what = "'...' may appear once per term" if c == "." else "use letters a-z, A-Z"
+            raise RuntimeError(f"einsum: invalid subscript '{c}' in term '{term}' of "
+                               f"'{equation}': {what}")
+
+
+def _separate_broadcast_dims(inputs, output, shapes, ellipsis_letters):
+    """Check sizes; give each size-1 dim that broadcasts against a bigger one its own letter."""
+    size = {}  # letter -> (size, operand that set it)
+    for k, (term, shape) in enumerate(zip(inputs, shapes)):
+        for c, n in zip(term, shape):
+            first = term.index(c)
+            if shape[first] != n:
+                raise RuntimeError(
+                    f"einsum: index '{c}' is repeated in operand {k} (shape {shape}) but its dims "
+                    f"have sizes {shape[first]} and {n}; a diagonal needs equal sizes")
+            if n != 1:
+                if c in size and size[c][0] != n:
+                    what = ("a '...' dim" if c in ellipsis_letters else f"index '{c}'")
+                    raise RuntimeError(
+                        f"einsum: {what} has size {size[c][0]} in operand {size[c][1]} but {n} in "
+                        f"operand {k} (shapes {shapes[size[c][1]]} and {shape}); sizes must "
+                        f"match, or be 1 to broadcast")
+                size[c] = (n, k)
+    free = [c for c in _LETTERS if c not in "".join(inputs) + output]
+    canonical = []
+    for term, shape in zip(inputs, shapes):
+        renamed = {}
+        for c, n in zip(term, shape):
+            if n == 1 and size.get(c, (1,))[0] != 1 and c not in renamed:
+                if not free:
+                    raise RuntimeError("einsum: too many distinct indices after broadcasting "
+                                       "(at most 52)")
+                renamed[c] = free.pop(0)
+        canonical.append("".join(renamed.get(c, c) for c in term))
+    return canonical

@@ -1,10 +1,9 @@
-"""Reductions: many values in, fewer out.
+"""Reductions: many values in, fewer out (and softmax/cumsum, which mix values along a dim).
 
 The backward of a reduction sends each output's gradient back to the inputs
 it summarised: ``sum`` copies it to every input (expand), ``mean`` also
 divides by the count, ``amax`` shares it among the inputs that tied for the
-max, ``max(dim)`` gives it to the one returned index. ``softmax`` and
-``cumsum`` keep the shape but mix values along a dim, so they live here too.
+max, ``max(dim)`` gives it to the one index it returned.
 """
 
 from __future__ import annotations
@@ -26,26 +25,22 @@ from .elementwise import maximum, minimum, sign, where
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "any", "all",
            "var", "std", "var_mean", "std_mean", "logsumexp", "norm", "cumsum", "softmax",
            "log_softmax", "return_types"]
+# PyTorch has no Tensor.var_mean / Tensor.std_mean.
 TENSOR_METHODS = [n for n in __all__ if n not in ("var_mean", "std_mean", "return_types")]
 
 
-def _named_pair(name: str):
-    cls = namedtuple(name, ["values", "indices"])
-    cls.__qualname__ = f"return_types.{name}"  # so pickle finds it
-    return cls
-
-
 class return_types:  # noqa: N801 - PyTorch's name (torch.return_types)
-    """What ``max(dim)`` / ``min(dim)`` return: a named tuple ``(values, indices)``."""
+    """``max(x, dim)`` and ``min(x, dim)`` return these named tuples: ``(values, indices)``."""
 
-    max = _named_pair("max")
-    min = _named_pair("min")
+    max = namedtuple("max", ["values", "indices"])
+    min = namedtuple("min", ["values", "indices"])
+    max.__qualname__, min.__qualname__ = "return_types.max", "return_types.min"  # for pickle
 
 
 # --- shared helpers ---------------------------------------------------------------------------
 
 def _dims(input: Tensor, dim, op: str):
-    """``dim`` as a sorted tuple of dims; None, () or [] mean every dim (returned as None)."""
+    """``dim`` as a sorted tuple of dims; None, () and [] mean every dim (returned as None)."""
     if dim is None or (isinstance(dim, (tuple, list)) and not dim):
         return None
     return wrap_dims(dim, input.ndim, op)
@@ -76,7 +71,7 @@ def expand_reduced(grad: Tensor, shape, dims, keepdim) -> Tensor:
 
 
 def _need_elements(op: str, input: Tensor, dims) -> None:
-    """max, argmax, ... have no identity (sum has 0, prod 1): they need elements to pick from."""
+    """max, argmax, ... have no identity (sum has 0, prod 1): they need elements to pick."""
     shape = tuple(input.shape)
     if dims is None and input.numel() == 0:
         raise RuntimeError(f"{op}: the input of shape {shape} is empty, so there is nothing to "
@@ -87,22 +82,11 @@ def _need_elements(op: str, input: Tensor, dims) -> None:
                              f"is nothing to pick; reduce over a dim with elements")
 
 
-def _quiet(fn, *args, **kwargs):
-    """Run ``fn`` without NumPy's warnings about 0/0: PyTorch quietly gives nan (or inf)."""
+def _quiet(fn):
+    """``fn()`` without NumPy's warnings about 0/0: PyTorch quietly gives nan (or inf)."""
     with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
-        return fn(*args, **kwargs)
-
-
-def _np_dtype(dtype):
-    return _dt.to_dtype(dtype).np
-
-
-def _to_float(input: Tensor, dtype) -> Tensor:
-    """Apply ``dtype=``, then turn integers into the default float (as exp does)."""
-    if dtype is not None:
-        input = input.to(dtype)
-    return input if input.dtype.is_floating_point else input.to(_dt.get_default_dtype())
+        return fn()
 
 
 # --- sum, mean, prod --------------------------------------------------------------------------
@@ -127,8 +111,8 @@ class Sum(Function):
 
 def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A001
     """Sum of all elements, or over ``dim`` (an int or a tuple of ints)."""
-    dims = _dims(input, dim, "sum")
-    return Sum.apply(input, dims, keepdim, None if dtype is None else _np_dtype(dtype))
+    dtype = None if dtype is None else _dt.to_dtype(dtype).np
+    return Sum.apply(input, _dims(input, dim, "sum"), keepdim, dtype)
 
 
 class Mean(Function):
@@ -140,15 +124,14 @@ class Mean(Function):
     def forward(ctx, a, dims, keepdim):
         ctx.dims, ctx.keepdim = dims, keepdim
         ctx.count = _count(a.shape, dims)
-        out = _quiet(a.mean, axis=dims, keepdims=keepdim) if a.size == 0 else \
-            a.mean(axis=dims, keepdims=keepdim)
-        return out.astype(a.dtype, copy=False)
+        if a.size == 0:  # the mean of nothing is nan
+            return _quiet(lambda: a.mean(axis=dims, keepdims=keepdim)).astype(a.dtype)
+        return a.mean(axis=dims, keepdims=keepdim).astype(a.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
-        shape = ctx.input_shapes[0]
-        count = builtins.max(ctx.count, 1)
-        return expand_reduced(grad / count, shape, ctx.dims, ctx.keepdim), None, None
+        grad = grad / builtins.max(ctx.count, 1)
+        return expand_reduced(grad, ctx.input_shapes[0], ctx.dims, ctx.keepdim), None, None
 
 
 def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -164,11 +147,11 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 
 
 class Prod(Function):
-    """product over dims.   d/da_i = product of the other elements.
+    """product over dims.   d/da_i = the product of the other elements.
 
-    Without zeros that is out / a_i. With zeros, dividing would give 0/0, so
-    backward counts them: one zero gets the product of the rest, everything
-    else gets 0 (its product of the others contains the zero).
+    Without zeros that is out / a_i. With zeros, out / a_i would be 0/0, so
+    backward counts them: a lone zero gets the product of the rest, all else 0
+    (exact to second order, for double backward).
     """
 
     raw = True
@@ -185,22 +168,25 @@ class Prod(Function):
         a, out = ctx.saved_tensors
         dims, shape = ctx.dims, ctx.input_shapes[0]
         grad = expand_reduced(grad, shape, dims, ctx.keepdim)
-        if not bool((a._data == 0).any()):
+        if not (a._data == 0).any():
             return grad * expand_reduced(out, shape, dims, ctx.keepdim) / a, None, None
         zero = a == 0
+        count = zero.sum(dims, keepdim=True)
+        tracker = where(zero, a, 0.0).sum(dims, keepdim=True)  # 0, with d/d(each zero) = 1
         nonzero = where(zero, 1.0, a)
-        rest = Prod.apply(nonzero, dims, True)  # product of the nonzero elements
-        # 0 wherever a zero exists, but its derivative in that zero keeps double backward right
-        zeros = Prod.apply(where(zero, a, 1.0), dims, True)
-        lone = zero.sum(dims, keepdim=True) == 1
-        return grad * where(zero, rest * lone, rest / nonzero * zeros), None, None
+        rest = Prod.apply(nonzero, dims, True)  # the product of the nonzero elements
+        # The product of the zeros (for a nonzero a_i) or of the *other* zeros (for a zero
+        # a_i), as 0s that still carry the derivatives double backward needs.
+        zeros = where(count == 0, 1.0, where(count == 1, tracker, 0.0))
+        other_zeros = where(count == 1, 1.0, where(count == 2, tracker - a, 0.0))
+        return grad * where(zero, rest * other_zeros, rest / nonzero * zeros), None, None
 
 
 def prod(input, dim: int | None = None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Product of all elements, or over one ``dim``; integers and bools multiply as int64."""
     if dim is not None and not isinstance(dim, (int, np.integer)):
-        raise TypeError(f"prod: dim must be one int, got {dim!r} (PyTorch's prod reduces one "
-                        f"dim at a time). Fix: chain them, e.g. x.prod(1).prod(0)")
+        raise TypeError(f"prod: dim must be one int, got {dim!r} (prod reduces one dim at a "
+                        f"time, as in PyTorch). Fix: chain them, e.g. x.prod(1).prod(0)")
     if dtype is not None:
         input = input.to(dtype)
     return Prod.apply(input, _dims(input, dim, "prod"), keepdim)
@@ -209,7 +195,7 @@ def prod(input, dim: int | None = None, keepdim: bool = False, *, dtype=None) ->
 # --- max, min and friends ---------------------------------------------------------------------
 
 class Amax(Function):
-    """max over dims.   d/da_i = 1/k for each of the k elements equal to the max, else 0."""
+    """max (or min) over dims.   d/da_i = 1/k for each of the k elements that tie, else 0."""
 
     raw = True
 
@@ -230,22 +216,22 @@ class Amax(Function):
 
 
 class Amin(Amax):
-    """min over dims.   d/da_i = 1/k for each of the k elements equal to the min, else 0."""
+    """Amax with largest=False; the op gets its own name in the graph."""
 
 
 class Max(Amax):
-    """max of all elements (ties share the gradient, as in PyTorch)."""
+    """``x.max()`` (no dim): Amax over all elements, under PyTorch's name."""
 
 
 class Min(Amax):
-    """min of all elements (ties share the gradient, as in PyTorch)."""
+    """``x.min()`` (no dim): Amin over all elements, under PyTorch's name."""
 
 
 class MaxDim(Function):
-    """(values, indices) of the max along one dim.   The gradient goes to the index only."""
+    """(values, indices) of the max (or min) along one dim.   The gradient goes to the index."""
 
     raw = True
-    name = "max"
+    name, node_name = "max", "MaxBackward0"
 
     @staticmethod
     def forward(ctx, a, dim, keepdim, largest):
@@ -277,52 +263,51 @@ class MaxDim(Function):
 
 
 class MinDim(MaxDim):
-    """(values, indices) of the min along one dim.   The gradient goes to the index only."""
-
-    name = "min"
+    name, node_name = "min", "MinBackward0"
 
 
-def _extreme(op, full, along, pair, both, input, dim, keepdim, other):
-    if other is not None or isinstance(dim, Tensor):  # max(a, b) is maximum(a, b)
-        return both(input, dim if other is None else other)
+def _extreme(op, input, dim, keepdim, other):
     largest = op == "max"
+    if other is not None or isinstance(dim, Tensor):  # max(a, b) is maximum(a, b)
+        return (maximum if largest else minimum)(input, dim if other is None else other)
     if dim is None:
         _need_elements(op, input, None)
-        return full.apply(input, None, False, largest)
+        return (Max if largest else Min).apply(input, None, False, largest)
     d = wrap_dim(dim, input.ndim, op)
     _need_elements(op, input, (d,) if input.ndim else ())
-    return pair(*along.apply(input, d, keepdim, largest))
+    values, indices = (MaxDim if largest else MinDim).apply(input, d, keepdim, largest)
+    return getattr(return_types, op)(values, indices)
 
 
-def max(input, dim=None, keepdim: bool = False, *, other=None):  # noqa: A001
-    """``max(x)``: the largest value. ``max(x, dim)``: ``(values, indices)`` along ``dim``.
+def max(input, dim=None, keepdim: bool = False, *,  # noqa: A001
+        other=None) -> Tensor | tuple[Tensor, Tensor]:
+    """``max(x)``: the largest value (ties share the gradient); ``max(x, dim)``: the
+    ``(values, indices)`` along ``dim``; ``max(x, y)`` for a tensor ``y``: ``maximum``."""
+    return _extreme("max", input, dim, keepdim, other)
 
-    ``max(x, y)`` with a tensor ``y`` is ``maximum(x, y)``, as in PyTorch.
-    """
-    return _extreme("max", Max, MaxDim, return_types.max, maximum, input, dim, keepdim, other)
 
-
-def min(input, dim=None, keepdim: bool = False, *, other=None):  # noqa: A001
-    """``min(x)``: the smallest value. ``min(x, dim)``: ``(values, indices)`` along ``dim``."""
-    return _extreme("min", Min, MinDim, return_types.min, minimum, input, dim, keepdim, other)
+def min(input, dim=None, keepdim: bool = False, *,  # noqa: A001
+        other=None) -> Tensor | tuple[Tensor, Tensor]:
+    """``min(x)``, ``min(x, dim)`` -> ``(values, indices)``, ``min(x, y)``: see ``max``."""
+    return _extreme("min", input, dim, keepdim, other)
 
 
 def amax(input, dim=(), keepdim: bool = False) -> Tensor:
-    """Largest value over ``dim`` (int or tuple; () means all). Ties share the gradient."""
+    """Largest value over ``dim`` (an int or tuple; () means all). Ties share the gradient."""
     dims = _dims(input, dim, "amax")
     _need_elements("amax", input, dims)
     return Amax.apply(input, dims, keepdim, True)
 
 
 def amin(input, dim=(), keepdim: bool = False) -> Tensor:
-    """Smallest value over ``dim`` (int or tuple; () means all). Ties share the gradient."""
+    """Smallest value over ``dim`` (an int or tuple; () means all). Ties share the gradient."""
     dims = _dims(input, dim, "amin")
     _need_elements("amin", input, dims)
     return Amin.apply(input, dims, keepdim, False)
 
 
 class Argmax(Function):
-    """Index of the max along ``dim`` (of the flattened tensor if dim is None). No gradient."""
+    """int64 index of the max (or min) along dim, or in the flattened tensor. No gradient."""
 
     raw = True
     differentiable = False
@@ -334,31 +319,32 @@ class Argmax(Function):
         if dim is None:
             out = pick(a.reshape(-1)).reshape((1,) * a.ndim if keepdim else ())
         else:
-            out = pick(a, axis=dim)
-            out = xp.expand_dims(out, dim) if keepdim else out
+            out = xp.expand_dims(pick(a, axis=dim), dim) if keepdim else pick(a, axis=dim)
         return xp.asarray(out, dtype="int64")
 
 
 class Argmin(Argmax):
-    """Index of the min along ``dim`` (of the flattened tensor if dim is None). No gradient."""
+    """Argmax with largest=False."""
+
+
+def _arg(fn, op, input, dim, keepdim):
+    dim = None if dim is None or input.ndim == 0 else wrap_dim(dim, input.ndim, op)
+    _need_elements(op, input, None if dim is None else (dim,))
+    return fn.apply(input, dim, keepdim, fn is Argmax)
 
 
 def argmax(input, dim: int | None = None, keepdim: bool = False) -> Tensor:
-    """Index of the largest value (the first one on ties), as int64."""
-    dim = None if dim is None or input.ndim == 0 else wrap_dim(dim, input.ndim, "argmax")
-    _need_elements("argmax", input, None if dim is None else (dim,))
-    return Argmax.apply(input, dim, keepdim, True)
+    """Index of the largest value (the first, on ties)."""
+    return _arg(Argmax, "argmax", input, dim, keepdim)
 
 
 def argmin(input, dim: int | None = None, keepdim: bool = False) -> Tensor:
-    """Index of the smallest value (the first one on ties), as int64."""
-    dim = None if dim is None or input.ndim == 0 else wrap_dim(dim, input.ndim, "argmin")
-    _need_elements("argmin", input, None if dim is None else (dim,))
-    return Argmin.apply(input, dim, keepdim, False)
+    """Index of the smallest value (the first, on ties)."""
+    return _arg(Argmin, "argmin", input, dim, keepdim)
 
 
 class Any(Function):
-    """Is any value over dims nonzero? A bool result: no gradient."""
+    """Is any (for All: every) value over dims nonzero? A bool: no gradient."""
 
     raw = True
     differentiable = False
@@ -369,7 +355,7 @@ class Any(Function):
 
 
 class All(Any):
-    """Are all values over dims nonzero? A bool result: no gradient."""
+    pass
 
 
 def any(input, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
@@ -384,62 +370,55 @@ def all(input, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
 
 # --- variance and standard deviation ----------------------------------------------------------
 
-def _variance(ctx, a, dims, keepdim, correction):
-    """Σ(a - mean)² / (N - correction); N - correction <= 0 gives inf or nan, like PyTorch."""
-    ctx.dims, ctx.keepdim = dims, keepdim
-    n = _count(a.shape, dims)
-    ctx.dof = n - correction
-    centered = a - a.sum(axis=dims, keepdims=True) / builtins.max(n, 1)
-    squares = (centered * centered).sum(axis=dims, keepdims=keepdim)
-    if ctx.dof > 0:
-        return squares / ctx.dof
-    return _quiet(lambda: squares / 0.0).astype(a.dtype, copy=False)
-
-
-def _variance_backward(ctx, grad_var, a):
-    """d var / d a_i = 2 (a_i - mean) / (N - correction)."""
-    grad = expand_reduced(grad_var, a.shape, ctx.dims, ctx.keepdim)
-    scale = 2.0 / ctx.dof if ctx.dof > 0 else math.inf
-    return grad * (a - a.mean(ctx.dims, keepdim=True)) * scale
-
-
 class Var(Function):
-    """variance: Σ(a_i - mean)² / (N - correction).   d/da_i = 2 (a_i - mean) / (N - correction)."""
+    """var = Σ(a_i - mean)² / (N - correction).   d/da_i = 2 (a_i - mean) / (N - correction)."""
 
     raw = True
 
     @staticmethod
     def forward(ctx, a, dims, keepdim, correction):
+        ctx.dims, ctx.keepdim = dims, keepdim
+        n = _count(a.shape, dims)
+        ctx.dof = dof = n - correction
+        centered = a - a.sum(axis=dims, keepdims=True) / builtins.max(n, 1)
+        squares = (centered * centered).sum(axis=dims, keepdims=keepdim)
+        out = squares / dof if dof > 0 else _quiet(lambda: squares / 0.0)  # inf or nan
         ctx.save_for_backward(a)
-        return _variance(ctx, a, dims, keepdim, correction)
+        return out.astype(a.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
-        return _variance_backward(ctx, grad, a), None, None, None
+        return _var_backward(ctx, grad, a), None, None, None
+
+
+def _var_backward(ctx, grad, a):
+    grad = expand_reduced(grad, a.shape, ctx.dims, ctx.keepdim)
+    scale = 2.0 / ctx.dof if ctx.dof > 0 else math.inf
+    return grad * (a - a.mean(ctx.dims, keepdim=True)) * scale
 
 
 class Std(Function):
-    """std = √var.   d/da_i = d var/da_i / (2 std), and 0 where std = 0 (as PyTorch)."""
+    """std = √var.   d/da_i = (d var/da_i) / (2 std), taken as 0 where std = 0 (as PyTorch)."""
 
     raw = True
 
     @staticmethod
     def forward(ctx, a, dims, keepdim, correction):
-        out = xp_for(a).sqrt(_variance(ctx, a, dims, keepdim, correction))
+        out = xp_for(a).sqrt(Var.forward(ctx, a, dims, keepdim, correction))
         ctx.save_for_backward(a, out)
         return out
 
     @staticmethod
     def backward(ctx, grad):
         a, out = ctx.saved_tensors
-        flat = out == 0  # a constant slice: sqrt has an infinite slope there
+        flat = out == 0  # all values equal: √ has an infinite slope at 0
         grad_var = where(flat, 0.0, grad / (where(flat, 1.0, out) * 2))
-        return _variance_backward(ctx, grad_var, a), None, None, None
+        return _var_backward(ctx, grad_var, a), None, None, None
 
 
 def _spread(fn, op, input, dim, unbiased, keepdim, correction):
-    if isinstance(dim, bool):  # var(x, False): the old (input, unbiased) form
+    if isinstance(dim, bool):  # var(x, False): the (input, unbiased) form
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
         raise TypeError(f"{op}: pass unbiased= or correction=, not both "
@@ -450,35 +429,33 @@ def _spread(fn, op, input, dim, unbiased, keepdim, correction):
         raise RuntimeError(f"{op}: expected a floating point tensor, got {input.dtype} with "
                            f"shape {tuple(input.shape)}. Fix: convert first with .float()")
     dims = _dims(input, dim, op)
-    if _count(input.shape, dims) - correction <= 0:
-        warnings.warn(f"{op}: degrees of freedom is <= 0 (correction={correction} with "
-                      f"{_count(input.shape, dims)} values per output); the result is inf or nan",
-                      UserWarning, stacklevel=3)
+    if _count(input.shape, dims) <= correction:
+        warnings.warn(f"{op}: degrees of freedom <= 0: correction={correction} with only "
+                      f"{_count(input.shape, dims)} value(s) per result; the result is inf or "
+                      f"nan", UserWarning, stacklevel=3)
     return fn.apply(input, dims, keepdim, correction)
 
 
 def var(input, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
-        correction: int | float | None = None) -> Tensor:
-    """Variance over ``dim``, dividing by N - correction (correction=1 unless told otherwise)."""
+        correction: float | None = None) -> Tensor:
+    """Variance over ``dim``, dividing by N - correction (correction 1 = unbiased, default)."""
     return _spread(Var, "var", input, dim, unbiased, keepdim, correction)
 
 
 def std(input, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
-        correction: int | float | None = None) -> Tensor:
+        correction: float | None = None) -> Tensor:
     """Standard deviation over ``dim``: √var, with var's ``unbiased``/``correction``."""
     return _spread(Std, "std", input, dim, unbiased, keepdim, correction)
 
 
 def var_mean(input, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
-             correction: int | float | None = None) -> tuple[Tensor, Tensor]:
-    """``(var(...), mean(...))`` over the same dims."""
+             correction: float | None = None) -> tuple[Tensor, Tensor]:
     out = _spread(Var, "var_mean", input, dim, unbiased, keepdim, correction)
     return out, mean(input, None if isinstance(dim, bool) else dim, keepdim)
 
 
 def std_mean(input, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
-             correction: int | float | None = None) -> tuple[Tensor, Tensor]:
-    """``(std(...), mean(...))`` over the same dims."""
+             correction: float | None = None) -> tuple[Tensor, Tensor]:
     out = _spread(Std, "std_mean", input, dim, unbiased, keepdim, correction)
     return out, mean(input, None if isinstance(dim, bool) else dim, keepdim)
 
@@ -486,9 +463,9 @@ def std_mean(input, dim=None, unbiased: bool | None = None, keepdim: bool = Fals
 # --- norm -------------------------------------------------------------------------------------
 
 class Norm(Function):
-    """p-norm (Σ|a_i|^p)^(1/p); p = ±inf: max/min |a_i|; p = 0: how many a_i are nonzero.
+    """p-norm (Σ|a_i|^p)^(1/p); p = ±inf: max/min |a_i|; p = 0: the count of nonzeros.
 
-    d/da_i = sign(a_i) |a_i|^(p-1) / out^(p-1), taken as 0 where out = 0 (so the
+    d/da_i = sign(a_i) |a_i|^(p-1) / out^(p-1), taken as 0 where out = 0 (the
     2-norm of a zero vector has gradient 0, not nan); p = ±inf: sign(a_i)/k for
     the k elements with |a_i| = out.
     """
@@ -521,23 +498,21 @@ class Norm(Function):
             return grad * 0.0, None, None, None
         if math.isinf(p):
             winner = a.abs() == out
-            return where(winner, sign(a) * grad / winner.sum(dims, keepdim=True), 0.0), \
-                None, None, None
-        zero = out == 0  # safe denominators: no 0/0, even in double backward
+            share = sign(a) * grad / winner.sum(dims, keepdim=True)
+            return where(winner, share, 0.0), None, None, None
+        zero = out == 0  # safe denominators: no 0/0, not even in double backward
         scale = where(zero, 0.0, grad / where(zero, 1.0, out) ** (p - 1))
         if p == 2:
             return a * scale, None, None, None
-        local = sign(a) * where(a == 0, 1.0, a.abs()) ** (p - 1)
-        return local * scale, None, None, None
+        return sign(a) * where(a == 0, 1.0, a.abs()) ** (p - 1) * scale, None, None, None
 
 
 def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
-    """Vector p-norm over ``dim`` (all elements by default); 'fro' is the 2-norm."""
-    if p == "fro" or p is None:
-        p = 2
-    if isinstance(p, str) or p < 0 and not math.isinf(p):
+    """Vector p-norm over ``dim`` (default: all elements); 'fro' is the 2-norm."""
+    p = 2 if p == "fro" or p is None else p
+    if isinstance(p, str) or (p < 0 and not math.isinf(p)):
         raise ValueError(f"norm: p={p!r} is not supported; use 'fro', a number >= 0, inf or "
-                         f"-inf (for the nuclear norm use a matrix decomposition)")
+                         f"-inf (the nuclear norm 'nuc' needs an SVD)")
     if dtype is not None:
         input = input.to(dtype)
     check_float("norm", input)
@@ -547,22 +522,22 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     return Norm.apply(input, float(p), dims, keepdim)
 
 
-# --- along one dim: logsumexp, softmax, log_softmax, cumsum -----------------------------------
+# --- along a dim: logsumexp, softmax, log_softmax, cumsum -------------------------------------
 
 def _dim_required(op: str, dim) -> None:
     if dim is None:
-        raise TypeError(f"{op}: dim is required: which dim should be normalised? For logits "
+        raise TypeError(f"{op}: dim is required: which dim should it work along? For logits "
                         f"of shape (batch, classes) that is the last one: {op}(x, dim=-1)")
 
 
-def _softmax_dim(input: Tensor, dim: int, op: str):
-    """The numpy axis for a softmax-like op; None for a 0-d tensor (its only element)."""
+def _axis(input: Tensor, dim: int, op: str):
+    """The array axis for ``dim``; None for a 0-d tensor (its one element)."""
     d = wrap_dim(dim, input.ndim, op)
     return d if input.ndim else None
 
 
 class Logsumexp(Function):
-    """log Σ exp(a_i), as m + log Σ exp(a_i - m), m = max: nothing overflows.
+    """log Σ exp(a_i) = m + log Σ exp(a_i - m), m = max: nothing overflows.
 
     d/da_i = exp(a_i - out) = softmax(a)_i.
     """
@@ -574,47 +549,42 @@ class Logsumexp(Function):
         xp = xp_for(a)
         ctx.dims, ctx.keepdim = dims, keepdim
         shape = _reduced_shape(a.shape, dims, keepdim)
-        if a.size == 0:  # a sum of no exps is 0, and log 0 = -inf
+        if a.size == 0:  # log of an empty sum = log 0
             out = xp.full(shape, -math.inf, dtype=a.dtype)
         else:
             m = a.max(axis=dims, keepdims=True)
             m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))  # all -inf: shift by 0 instead
-            out = (xp.log(xp.exp(a - m).sum(axis=dims, keepdims=True)) + m).reshape(shape)
+            with np.errstate(divide="ignore"):  # log 0 = -inf is the right answer here
+                out = (xp.log(xp.exp(a - m).sum(axis=dims, keepdims=True)) + m).reshape(shape)
         ctx.save_for_backward(a, out)
         return out
 
     @staticmethod
     def backward(ctx, grad):
         a, out = ctx.saved_tensors
-        shape = ctx.input_shapes[0]
-        out = expand_reduced(out, shape, ctx.dims, ctx.keepdim)
-        return expand_reduced(grad, shape, ctx.dims, ctx.keepdim) * (a - out).exp(), None, None
+        shape, dims, keepdim = ctx.input_shapes[0], ctx.dims, ctx.keepdim
+        softmax_a = (a - expand_reduced(out, shape, dims, keepdim)).exp()
+        return expand_reduced(grad, shape, dims, keepdim) * softmax_a, None, None
 
 
 def logsumexp(input, dim=None, keepdim: bool = False) -> Tensor:
-    """log(sum(exp(x))) over ``dim`` (required), computed without overflow."""
+    """log(sum(exp(x))) over ``dim`` (required), without overflow; integers become float."""
     _dim_required("logsumexp", dim)
-    input = _to_float(input, None)
+    if not input.dtype.is_floating_point:
+        input = input.to(_dt.get_default_dtype())
     return Logsumexp.apply(input, _dims(input, dim, "logsumexp"), keepdim)
 
 
 class Softmax(Function):
-    """y_i = exp(a_i - m) / Σ_j exp(a_j - m), m = max (so exp never overflows).
-
-    Backward: dx = y · (g - Σ_j g_j y_j).
-    """
+    """y_i = exp(a_i - m) / Σ_j exp(a_j - m), m = max.   Backward: dx = y · (g - Σ_j g_j y_j)."""
 
     raw = True
 
     @staticmethod
     def forward(ctx, a, dim):
-        xp = xp_for(a)
         ctx.dim = dim
-        if a.size == 0:
-            out = a.copy()
-        else:
-            e = xp.exp(a - a.max(axis=dim, keepdims=True))
-            out = e / e.sum(axis=dim, keepdims=True)
+        e = xp_for(a).exp(a - a.max(axis=dim, keepdims=True)) if a.size else a.copy()
+        out = e / e.sum(axis=dim, keepdims=True)
         ctx.save_for_backward(out)
         return out
 
@@ -648,29 +618,26 @@ class LogSoftmax(Function):
         return grad - y.exp() * grad.sum(ctx.dim, keepdim=True), None
 
 
-def softmax(input, dim: int | None = None, dtype=None) -> Tensor:
-    """exp(x) / sum(exp(x)) along ``dim`` (required): values in (0, 1) that sum to 1."""
-    _dim_required("softmax", dim)
+def _normalize(fn, op, input, dim, dtype):
+    _dim_required(op, dim)
     if dtype is not None:
         input = input.to(dtype)
-    check_float("softmax", input)
-    return Softmax.apply(input, _softmax_dim(input, dim, "softmax"))
+    check_float(op, input)
+    return fn.apply(input, _axis(input, dim, op))
+
+
+def softmax(input, dim: int | None = None, dtype=None) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``dim`` (required): values in [0, 1] that sum to 1."""
+    return _normalize(Softmax, "softmax", input, dim, dtype)
 
 
 def log_softmax(input, dim: int | None = None, dtype=None) -> Tensor:
-    """log(softmax(x)) along ``dim`` (required), computed stably in one step."""
-    _dim_required("log_softmax", dim)
-    if dtype is not None:
-        input = input.to(dtype)
-    check_float("log_softmax", input)
-    return LogSoftmax.apply(input, _softmax_dim(input, dim, "log_softmax"))
+    """log(softmax(x)) along ``dim`` (required), in one stable step."""
+    return _normalize(LogSoftmax, "log_softmax", input, dim, dtype)
 
 
 class Cumsum(Function):
-    """Running sum out_k = Σ_{i<=k} a_i along dim.
-
-    d/da_i = Σ_{k>=i} g_k: the gradient is a cumsum run from the other end.
-    """
+    """Running sum out_k = Σ_{i<=k} a_i.   d/da_i = Σ_{k>=i} g_k: a cumsum from the other end."""
 
     raw = True
 
@@ -697,4 +664,4 @@ def cumsum(input, dim: int | None = None, *, dtype=None) -> Tensor:
         input = input.to(dtype)
     elif not input.dtype.is_floating_point and input.dtype is not _dt.int64:
         input = input.to(_dt.int64)
-    return Cumsum.apply(input, _softmax_dim(input, dim, "cumsum"), False)
+    return Cumsum.apply(input, _axis(input, dim, "cumsum"), False)

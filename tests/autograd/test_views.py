@@ -1,0 +1,62 @@
+"""In-place changes through views keep the base's gradient right (CopySlices)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gradlab
+from tests.oracle import needs_torch, torch
+
+
+def _run(lib, x_np, w_np):
+    x = lib.tensor(x_np, requires_grad=True)
+    w = lib.tensor(w_np, requires_grad=True)
+    y = x * 2
+    v = y.transpose(0, 1).reshape(-1)[:3]  # a view of a view of y
+    v.mul_(w)
+    (y * y).sum().backward()
+    return y.detach().numpy().copy(), x.grad.numpy().copy(), w.grad.numpy().copy()
+
+
+@needs_torch
+def test_inplace_through_view_matches_torch():
+    rng = np.random.default_rng(0)
+    x_np, w_np = rng.standard_normal((3, 2)), rng.standard_normal(3)
+    for ours, theirs in zip(_run(gradlab, x_np, w_np), _run(torch, x_np, w_np)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def test_inplace_through_view_changes_base_values_and_gradient():
+    x = gradlab.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    y = x * 1.0
+    v = y[1:3]
+    v.mul_(10.0)
+    assert y.tolist() == [1.0, 20.0, 30.0, 4.0]
+    y.sum().backward()
+    # d(sum y)/dx = 1 outside the view, 10 inside it
+    assert x.grad.tolist() == [1.0, 10.0, 10.0, 1.0]
+    assert y.grad_fn.op == "copy_slices"
+
+
+def test_view_of_leaf_requiring_grad_cannot_change_in_place():
+    w = gradlab.ones(4, requires_grad=True)
+    with pytest.raises(RuntimeError, match="view of a leaf.*clone"):
+        w[:2].mul_(2.0)
+
+
+def test_view_changed_under_no_grad_keeps_values_only():
+    w = gradlab.ones(4, requires_grad=True)
+    with gradlab.no_grad():
+        w[:2].mul_(2.0)
+    assert w.tolist() == [2.0, 2.0, 1.0, 1.0]
+    assert w.is_leaf
+
+
+def test_buffer_filled_through_view_gets_history():
+    """A buffer that doesn't require grad gains a history when a view of it is written."""
+    w = gradlab.tensor([1.0, 2.0], requires_grad=True)
+    buf = gradlab.zeros(4)
+    buf[1:3].copy_(w * 3)
+    buf.sum().backward()
+    assert w.grad.tolist() == [3.0, 3.0]

@@ -1,0 +1,707 @@
+"""Indexing: x[i], x[i] = v, gather/scatter, index_select/index_add, masks, nonzero.
+
+Forward vs NumPy, gradcheck, values and gradients vs PyTorch (repeated
+indices included), in-place semantics (versions, leaves, views), and the
+errors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gradlab
+from gradlab.ops import indexing
+from tests.oracle import (
+    OpCase,
+    cases_by_id,
+    check_against_torch,
+    check_forward_numpy,
+    check_gradcheck,
+    needs_torch,
+    torch,
+)
+
+X3 = ((3, 4, 5),)
+M = ((3, 4),)
+
+
+def idx(lib, values, dtype="int64"):
+    return lib.tensor(values, dtype=getattr(lib, dtype))
+
+
+# --- reading: x[index] --------------------------------------------------------------------------
+
+GETITEM = [
+    OpCase("int", lambda lib, x: x[1], X3, numpy=lambda np, x: x[1]),
+    OpCase("negative_int", lambda lib, x: x[-1, -2], X3, numpy=lambda np, x: x[-1, -2]),
+    OpCase("all_ints", lambda lib, x: x[1, 2, 3], X3, numpy=lambda np, x: x[1, 2, 3]),
+    OpCase("slices", lambda lib, x: x[1:, ::2, 1:4:2], X3, numpy=lambda np, x: x[1:, ::2, 1:4:2],
+           variants=(((0, 4, 5),),)),
+    OpCase("slice_past_end", lambda lib, x: x[:, 2:10], M, numpy=lambda np, x: x[:, 2:10]),
+    OpCase("ellipsis", lambda lib, x: x[..., 1:3], X3, numpy=lambda np, x: x[..., 1:3]),
+    OpCase("ellipsis_middle", lambda lib, x: x[0, ..., 2], X3, numpy=lambda np, x: x[0, ..., 2]),
+    OpCase("none", lambda lib, x: x[None, 0, None], X3, numpy=lambda np, x: x[None, 0, None]),
+    OpCase("scalar_none", lambda lib, x: x[None], ((),), numpy=lambda np, x: x[None]),
+    OpCase("scalar_empty_tuple", lambda lib, x: x[()], ((),), numpy=lambda np, x: x[()]),
+    OpCase("scalar_ellipsis", lambda lib, x: x[...], ((),), numpy=lambda np, x: x[...]),
+    OpCase("bool_true", lambda lib, x: x[True], M, numpy=lambda np, x: x[None]),
+    OpCase("bool_false", lambda lib, x: x[False, 1], M, numpy=lambda np, x: x[None, 1][:0]),
+    OpCase("tensor_slice_bound", lambda lib, x: x[:idx(lib, 2), idx(lib, 1):], M,
+           numpy=lambda np, x: x[:2, 1:]),
+    OpCase("numpy_index", lambda lib, x: x[np.array([2, 0])], X3,
+           numpy=lambda np, x: x[[2, 0]]),
+    OpCase("numpy_mask", lambda lib, x: x[:, np.array([True, False, False, True])], M,
+           numpy=lambda np, x: x[:, [0, 3]]),
+    OpCase("list", lambda lib, x: x[[2, 0]], X3, numpy=lambda np, x: x[[2, 0]]),
+    OpCase("list_repeated", lambda lib, x: x[[0, 2, 0, 0]], X3,
+           numpy=lambda np, x: x[[0, 2, 0, 0]]),
+    OpCase("empty_list", lambda lib, x: x[[]], M, numpy=lambda np, x: x[np.array([], int)]),
+    OpCase("tensor_2d", lambda lib, x: x[idx(lib, [[0, 1], [1, 1]])], X3,
+           numpy=lambda np, x: x[np.array([[0, 1], [1, 1]])]),
+    OpCase("tensor_int32_negative", lambda lib, x: x[:, idx(lib, [-1, 0, -1], "int32")], X3,
+           numpy=lambda np, x: x[:, [-1, 0, -1]]),
+    OpCase("tensor_0d", lambda lib, x: x[idx(lib, 1)], X3, numpy=lambda np, x: x[1]),
+    OpCase("mask", lambda lib, x: x[x > 0], X3, numpy=lambda np, x: x[x > 0],
+           variants=(((0, 3),), ((),))),
+    OpCase("mask_2d_then_slice", lambda lib, x: x[x.sum(-1) > 0, 1:], X3,
+           numpy=lambda np, x: x[x.sum(-1) > 0, 1:]),
+    OpCase("mask_middle", lambda lib, x: x[:, x[0, :, 0] > 0], X3,
+           numpy=lambda np, x: x[:, x[0, :, 0] > 0]),
+    OpCase("adjacent_tensors", lambda lib, x: x[:, [0, 2, 2], [1, 3, 1]], X3,
+           numpy=lambda np, x: x[:, [0, 2, 2], [1, 3, 1]]),
+    OpCase("separated_tensors", lambda lib, x: x[[0, 2], 1:, [1, 1]], X3,
+           numpy=lambda np, x: x[[0, 2], 1:, [1, 1]]),
+    OpCase("broadcast_tensors", lambda lib, x: x[idx(lib, [[0], [2]]), :, idx(lib, [1, 3, 1])],
+           X3, numpy=lambda np, x: x[np.array([[0], [2]]), :, np.array([1, 3, 1])]),
+    # PyTorch applies integers first: (4, 2) here, where NumPy gives (2, 4).
+    OpCase("int_then_list", lambda lib, x: x[0, :, [1, 2]], X3,
+           numpy=lambda np, x: x[0][:, [1, 2]]),
+    OpCase("list_none_list", lambda lib, x: x[[0, 1], None, [0, 1]], X3,
+           numpy=lambda np, x: x[[0, 1], None, [0, 1]]),
+    OpCase("select", lambda lib, x: x.select(1, -1), X3, numpy=lambda np, x: x[:, -1]),
+]
+
+
+@cases_by_id(GETITEM)
+def test_getitem_forward_matches_numpy(case, device):
+    check_forward_numpy(case, device)
+
+
+@cases_by_id(GETITEM)
+def test_getitem_gradcheck(case, device):
+    check_gradcheck(case, device)
+    check_gradcheck(case, device, second_order=True)
+
+
+@needs_torch
+@cases_by_id(GETITEM)
+def test_getitem_matches_torch(case, device):
+    check_against_torch(case, device)
+    check_against_torch(case, device, strided=True)
+
+
+@needs_torch
+@cases_by_id(GETITEM)
+def test_getitem_matches_torch_float32(case, device):
+    check_against_torch(case, device, dtype=np.float32)
+
+
+def test_repeated_indices_accumulate_gradients():
+    x = gradlab.zeros(4, requires_grad=True)
+    x[[0, 0, 3, 0]].sum().backward()
+    assert x.grad.tolist() == [3.0, 0.0, 0.0, 1.0]
+    assert x[[0]].grad_fn.name() == "IndexBackward0"
+
+
+def test_gradient_of_half_precision_indexing():
+    for dtype in (gradlab.float16,):
+        x = gradlab.zeros(3, dtype=dtype, requires_grad=True)
+        x[[1, 1, 2]].sum().backward()
+        assert x.grad.dtype is dtype and x.grad.float().tolist() == [0.0, 2.0, 1.0]
+
+
+def test_negative_steps_work_like_numpy():
+    """PyTorch refuses negative steps; gradlab allows them, as NumPy does."""
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = gradlab.tensor(a, requires_grad=True)
+    y = x[::-1, 2:0:-1, ::-2]
+    np.testing.assert_array_equal(y.detach().numpy(), a[::-1, 2:0:-1, ::-2])
+    cot = np.arange(y.numel(), dtype=np.float64).reshape(tuple(y.shape))
+    y.backward(gradlab.tensor(cot))
+    want = np.zeros_like(a)
+    want[::-1, 2:0:-1, ::-2] = cot
+    np.testing.assert_array_equal(x.grad.numpy(), want)
+
+
+def test_basic_indexing_is_a_view_and_advanced_indexing_a_copy():
+    x = gradlab.arange(12.0).reshape(3, 4)
+    row = x[1]
+    assert np.shares_memory(row.numpy(), x.numpy()) and row._version == x._version
+    picked = x[[1]]
+    assert not np.shares_memory(picked.numpy(), x.numpy())
+    x[1, 0] = 100.0  # visible through the view, not through the copy
+    assert row[0].item() == 100.0 and picked[0, 0].item() == 4.0
+    assert row._version == x._version == 1
+    row[1] = -1.0  # writing through a view changes its base
+    assert x[1, 1].item() == -1.0
+
+
+def test_iterating_a_tensor_gives_its_rows_with_gradients():
+    x = gradlab.arange(6.0).reshape(3, 2).requires_grad_()
+    rows = list(x)
+    assert [r.tolist() for r in rows] == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    sum((r * k).sum() for k, r in enumerate(rows)).backward()
+    assert x.grad.tolist() == [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]]
+    with pytest.raises(TypeError, match="0-d"):
+        iter(gradlab.tensor(1.0))
+
+
+@st.composite
+def basic_index(draw, negative_steps):
+    """A shape and a tuple of ints, slices, None and at most one Ellipsis that fits it."""
+    shape = tuple(draw(st.lists(st.integers(1, 4), max_size=4)))
+    ndim = len(shape)
+    n = draw(st.integers(0, ndim))  # how many dims the key indexes explicitly
+    dims = list(range(n))
+    ellipsis_at = draw(st.none() | st.integers(0, n))
+    if ellipsis_at is not None:  # the dims after the ... are the last ones
+        dims = dims[:ellipsis_at] + list(range(ndim - (n - ellipsis_at), ndim))
+    key = []
+    for k, dim in enumerate(dims):
+        if k == ellipsis_at:
+            key.append(Ellipsis)
+        while draw(st.integers(0, 4)) == 0:
+            key.append(None)
+        size = shape[dim]
+        if draw(st.booleans()):
+            key.append(draw(st.integers(-size, size - 1)))
+        else:
+            bound = st.none() | st.integers(-size - 2, size + 2)
+            steps = [1, 2, 3, -1, -2] if negative_steps else [1, 2, 3]
+            key.append(slice(draw(bound), draw(bound), draw(st.none() | st.sampled_from(steps))))
+    if ellipsis_at == n:
+        key.append(Ellipsis)
+    return shape, tuple(key)
+
+
+@settings(max_examples=80, deadline=None)
+@given(case=basic_index(negative_steps=True))
+def test_basic_indexing_matches_numpy_with_gradients(case):
+    shape, key = case
+    a = np.arange(float(np.prod(shape))).reshape(shape)
+    x = gradlab.tensor(a, requires_grad=True)
+    y = x[key]
+    np.testing.assert_array_equal(y.detach().numpy(), a[key])
+    cot = np.random.default_rng(0).standard_normal(np.shape(a[key]))
+    y.backward(gradlab.tensor(cot))
+    want = np.zeros_like(a)
+    want[key] += cot
+    np.testing.assert_array_equal(x.grad.numpy(), want)
+
+
+@needs_torch
+@settings(max_examples=60, deadline=None)
+@given(case=basic_index(negative_steps=False))
+def test_basic_indexing_matches_torch(case):
+    shape, key = case
+    a = np.random.default_rng(1).standard_normal(shape)
+    ours, theirs = gradlab.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    y_g, y_t = ours[key], theirs[key]
+    assert tuple(y_g.shape) == tuple(y_t.shape)
+    np.testing.assert_array_equal(y_g.detach().numpy(), y_t.detach().numpy())
+    cot = np.random.default_rng(2).standard_normal(tuple(y_t.shape))
+    y_g.backward(gradlab.tensor(cot))
+    y_t.backward(torch.tensor(cot))
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+
+
+@needs_torch
+@settings(max_examples=50, deadline=None)
+@given(data=st.data(), rows=st.integers(1, 4), cols=st.integers(1, 4))
+def test_advanced_indexing_with_repeats_matches_torch(data, rows, cols):
+    index = st.lists(st.integers(-rows, rows - 1), min_size=0, max_size=6)
+    first = data.draw(index)
+    form = data.draw(st.sampled_from(["rows", "rows_slice", "pairs", "int_then_list"]))
+    a = np.random.default_rng(3).standard_normal((rows, cols, 2))
+
+    def key(lib):
+        i = lib.tensor(first, dtype=lib.int64)
+        if form == "rows":
+            return i
+        if form == "rows_slice":
+            return (i, slice(None, None, 2))
+        j = lib.tensor([v % cols for v in first], dtype=lib.int64)
+        return (i, j) if form == "pairs" else (0, slice(None), lib.tensor([1, 0, 1]))
+
+    ours, theirs = gradlab.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    y_g, y_t = ours[key(gradlab)], theirs[key(torch)]
+    np.testing.assert_array_equal(y_g.detach().numpy(), y_t.detach().numpy())
+    cot = np.random.default_rng(4).standard_normal(tuple(y_t.shape))
+    y_g.backward(gradlab.tensor(cot))
+    y_t.backward(torch.tensor(cot))
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@needs_torch
+@settings(max_examples=50, deadline=None)
+@given(data=st.data(), rows=st.integers(1, 4), cols=st.integers(1, 4))
+def test_setitem_with_advanced_keys_matches_torch(data, rows, cols):
+    picked = data.draw(st.lists(st.integers(-rows, rows - 1), unique_by=lambda v: v % rows,
+                                max_size=rows))
+    form = data.draw(st.sampled_from(["rows", "rows_slice", "pairs", "int_then_list", "mask"]))
+    mask = data.draw(st.lists(st.booleans(), min_size=rows * cols, max_size=rows * cols))
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((rows, cols, 2))
+
+    def key(lib):
+        i = lib.tensor(picked, dtype=lib.int64)
+        if form == "rows":
+            return i
+        if form == "rows_slice":
+            return (i, slice(None, None, 2))
+        if form == "mask":
+            return lib.tensor(mask).reshape(rows, cols)
+        j = lib.tensor([v % cols for v in picked], dtype=lib.int64)
+        return (i, j) if form == "pairs" else (0, slice(None), lib.tensor([1, 0]))
+
+    region = tuple(torch.tensor(a)[key(torch)].shape)
+    lead = data.draw(st.integers(0, len(region)))  # the value may broadcast over leading dims
+    v = rng.standard_normal(region[lead:])
+    results = []
+    for lib in (gradlab, torch):
+        base = lib.tensor(a, requires_grad=True)
+        value = lib.tensor(v, requires_grad=True)
+        x = base * 1.0
+        x[key(lib)] = value
+        (x * lib.tensor(np.arange(a.size, dtype=np.float64).reshape(a.shape))).sum().backward()
+        results.append([x.detach().numpy(), base.grad.numpy(), value.grad.numpy()])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+
+
+# --- writing: x[index] = value ------------------------------------------------------------------
+
+def put(key, *, number=None):
+    """``y = x.clone(); y[key(lib, x)] = v`` (or a number), as one harness function."""
+    def fn(lib, x, v=None):
+        y = x.clone()
+        y[key(lib, x)] = number if v is None else v
+        return y
+    return fn
+
+
+def np_put(key, *, number=None):
+    def fn(np, x, v=None):
+        y = x.copy()
+        y[key(np, x)] = number if v is None else v
+        return y
+    return fn
+
+
+SETITEM = [
+    OpCase("row", put(lambda lib, x: 1), ((3, 4), (4,)), numpy=np_put(lambda np, x: 1)),
+    OpCase("broadcast_slice", put(lambda lib, x: (slice(None), slice(1, 3))), ((3, 4), (1, 2)),
+           numpy=np_put(lambda np, x: (slice(None), slice(1, 3)))),
+    OpCase("leading_ones", put(lambda lib, x: 0), ((3, 4), (1, 4)),
+           numpy=np_put(lambda np, x: 0)),
+    OpCase("scalar_value", put(lambda lib, x: (slice(None), -1)), ((3, 4), ()),
+           numpy=np_put(lambda np, x: (slice(None), -1))),
+    OpCase("number", put(lambda lib, x: (Ellipsis, 2), number=7.5), M,
+           numpy=np_put(lambda np, x: (Ellipsis, 2), number=7.5), variants=(((0, 3),),)),
+    OpCase("rows_list", put(lambda lib, x: [2, 0]), ((3, 4), (2, 4)),
+           numpy=np_put(lambda np, x: [2, 0])),
+    OpCase("repeated_rows_same_value", put(lambda lib, x: [0, 0]), ((3, 4), (4,)),
+           numpy=np_put(lambda np, x: [0, 0])),
+    OpCase("mask_number", put(lambda lib, x: x > 0, number=0.0), X3,
+           numpy=np_put(lambda np, x: x > 0, number=0.0)),
+    OpCase("mask_tensor", put(lambda lib, x: x > 0), ((3, 4), ()),
+           numpy=np_put(lambda np, x: x > 0)),
+    OpCase("int_then_list", put(lambda lib, x: (0, slice(None), [1, 2])), ((3, 4, 5), (4, 2))),
+    OpCase("pairs", put(lambda lib, x: ([0, 2], [3, 1])), ((3, 4), (2,)),
+           numpy=np_put(lambda np, x: ([0, 2], [3, 1]))),
+    OpCase("none_and_ellipsis", put(lambda lib, x: (Ellipsis, None, 0)), ((3, 4), (3, 1)),
+           numpy=np_put(lambda np, x: (Ellipsis, None, 0))),
+    OpCase("whole_0d", put(lambda lib, x: ()), ((), ()), numpy=np_put(lambda np, x: ())),
+]
+
+
+@cases_by_id([c for c in SETITEM if c.numpy is not None])
+def test_setitem_forward_matches_numpy(case, device):
+    check_forward_numpy(case, device)
+
+
+# With a repeated index only one write survives, so finite differences see the value once;
+# PyTorch's gradient (which gradlab matches) counts it once per occurrence.
+@cases_by_id([c for c in SETITEM if c.name != "repeated_rows_same_value"])
+def test_setitem_gradcheck(case, device):
+    check_gradcheck(case, device)
+    check_gradcheck(case, device, second_order=True)
+
+
+@needs_torch
+@cases_by_id(SETITEM)
+def test_setitem_matches_torch(case, device):
+    check_against_torch(case, device)
+    check_against_torch(case, device, strided=True)
+    check_against_torch(case, device, dtype=np.float32)
+
+
+def test_setitem_rebases_history_to_reach_both_sources():
+    a = gradlab.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = gradlab.tensor(10.0, requires_grad=True)
+    x = a.clone()
+    version = x._version
+    x[0] = b
+    assert x._version == version + 1
+    assert x.grad_fn.name() == "IndexPutBackward0" and x.grad_fn.op == "index_put_"
+    assert x.tolist() == [10.0, 2.0, 3.0]
+    (x * gradlab.tensor([5.0, 6.0, 7.0])).sum().backward()
+    assert a.grad.tolist() == [0.0, 6.0, 7.0]  # a[0] was overwritten: no gradient
+    assert b.grad.item() == 5.0
+
+
+def test_setitem_value_with_grad_into_a_plain_tensor():
+    v = gradlab.tensor([1.0, 2.0], requires_grad=True)
+    x = gradlab.zeros(2, 2)
+    x[:, 1] = v
+    assert x.requires_grad and x.tolist() == [[0.0, 1.0], [0.0, 2.0]]
+    x.sum().backward()
+    assert v.grad.tolist() == [1.0, 1.0]
+
+
+def test_setitem_on_a_leaf_that_requires_grad_teaches():
+    x = gradlab.zeros(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"index_put_: a leaf tensor .*no_grad"):
+        x[0] = 1.0
+    assert x._version == 0 and x.tolist() == [0.0, 0.0, 0.0]
+    with gradlab.no_grad():
+        x[0] = 1.0
+    assert x._version == 1 and x.tolist() == [1.0, 0.0, 0.0] and x.grad_fn is None
+
+
+def test_setitem_on_a_tensor_saved_for_backward_raises_in_backward():
+    x = gradlab.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()  # exp saves its output for backward
+    y[0] = 0.0
+    with pytest.raises(RuntimeError, match="modified by an in-place operation.*clone"):
+        y.sum().backward()
+
+
+@needs_torch
+def test_setitem_version_error_matches_torch():
+    t = torch.tensor([1.0, 2.0], requires_grad=True)
+    ty = t.exp()
+    ty[0] = 0.0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        ty.sum().backward()
+
+
+def test_setitem_casts_the_value_like_torch():
+    x = gradlab.zeros(3, dtype=gradlab.int64)
+    x[0] = 2.7
+    x[1] = gradlab.tensor(-1.9)
+    assert x.tolist() == [2, -1, 0] and x.dtype is gradlab.int64
+    f = gradlab.zeros(2, dtype=gradlab.float32)
+    v = gradlab.tensor([1.5], dtype=gradlab.float64, requires_grad=True)
+    g = f.clone().requires_grad_()
+    g = g * 1.0
+    g[1:] = v
+    assert g.dtype is gradlab.float32
+    g.sum().backward()
+    assert v.grad.dtype is gradlab.float64 and v.grad.tolist() == [1.0]
+
+
+def test_setitem_from_an_overlapping_view_reads_the_old_values():
+    x = gradlab.arange(5.0)
+    x[1:] = x[:-1]  # PyTorch refuses this overlap; gradlab copies first, like NumPy
+    assert x.tolist() == [0.0, 0.0, 1.0, 2.0, 3.0]
+
+
+def test_index_put_accumulates_repeats_out_of_place():
+    x = gradlab.zeros(3)
+    out = gradlab.index_put(x, (gradlab.tensor([0, 0, 2]),), gradlab.tensor(1.0),
+                            accumulate=True)
+    assert out.tolist() == [2.0, 0.0, 1.0] and x.tolist() == [0.0, 0.0, 0.0]
+    x.index_put_((gradlab.tensor([1]),), gradlab.tensor([5.0]))
+    assert x.tolist() == [0.0, 5.0, 0.0]
+
+
+# --- gather, scatter, index_select, index_add, masks --------------------------------------------
+
+def G(lib, values):
+    return lib.tensor(values, dtype=lib.int64)
+
+
+FUNCS = [
+    OpCase("gather_dim1", lambda lib, x: x.gather(1, G(lib, [[0, 0, 3], [1, 2, 2], [3, 3, 3]])),
+           M, numpy=lambda np, x: np.take_along_axis(x, np.array([[0, 0, 3], [1, 2, 2],
+                                                                   [3, 3, 3]]), 1)),
+    OpCase("gather_small_index", lambda lib, x: lib.gather(x, 0, G(lib, [[2, 0], [2, 2]])), M,
+           numpy=lambda np, x: np.take_along_axis(x[:, :2], np.array([[2, 0], [2, 2]]), 0)),
+    OpCase("gather_3d", lambda lib, x: x.gather(-1, G(lib, [[[1], [0]], [[4], [4]]])), X3,
+           numpy=lambda np, x: np.take_along_axis(x[:2, :2], np.array([[[1], [0]], [[4], [4]]]),
+                                                  -1)),
+    OpCase("gather_0d", lambda lib, x: x.gather(0, G(lib, 0)), ((),), numpy=lambda np, x: x),
+    OpCase("gather_0d_index", lambda lib, x: x.gather(0, G(lib, 2)), ((4,),),
+           numpy=lambda np, x: x[2]),
+    OpCase("gather_0d_input", lambda lib, x: x.gather(0, G(lib, [0, 0])), ((),),
+           numpy=lambda np, x: np.stack([x, x])),
+    OpCase("gather_empty", lambda lib, x: x.gather(1, lib.zeros(3, 0, dtype=lib.int64)), M,
+           numpy=lambda np, x: x[:, :0]),
+    OpCase("scatter_add", lambda lib, x, s: lib.scatter_add(x, 0, G(lib, [[0, 1, 0, 0],
+                                                                         [0, 2, 2, 0]]), s),
+           ((3, 4), (2, 4))),
+    OpCase("scatter_add_dim1", lambda lib, x, s: x.scatter_add(1, G(lib, [[1, 1], [0, 3]]), s),
+           ((2, 4), (2, 2))),
+    OpCase("scatter_src", lambda lib, x, s: x.scatter(1, G(lib, [[3, 0], [1, 2]]), s),
+           ((2, 4), (2, 2))),
+    OpCase("scatter_value", lambda lib, x: lib.scatter(x, 0, G(lib, [[1, 0, 2, 2]]), 1.5), M),
+    OpCase("scatter_inplace", lambda lib, x, s: x.clone().scatter_(0, G(lib, [[2, 1]]), s),
+           ((3, 2), (1, 2))),
+    OpCase("scatter_add_inplace", lambda lib, x, s: (x * 1).scatter_add_(
+        0, G(lib, [[0, 0], [0, 0]]), s), ((1, 2), (2, 2))),
+    OpCase("index_select", lambda lib, x: x.index_select(1, G(lib, [3, 0, 3])), X3,
+           numpy=lambda np, x: x[:, [3, 0, 3]]),
+    OpCase("index_select_int32_0d", lambda lib, x: lib.index_select(
+        x, 0, lib.tensor(2, dtype=lib.int32)), M, numpy=lambda np, x: x[[2]]),
+    OpCase("index_add", lambda lib, x, s: x.index_add(0, G(lib, [2, 0, 2]), s, alpha=2.0),
+           ((3, 4), (3, 4))),
+    OpCase("index_add_inplace", lambda lib, x, s: (x * 1).index_add_(1, G(lib, [1, 1]), s),
+           ((2, 3), (2, 2))),
+    OpCase("index_put_accumulate", lambda lib, x, v: x.index_put(
+        (G(lib, [0, 2, 0]),), v, accumulate=True), ((3, 2), (3, 2))),
+    OpCase("masked_fill", lambda lib, x: x.masked_fill(x > 0, -1.0), X3,
+           numpy=lambda np, x: np.where(x > 0, -1.0, x), variants=(((),), ((0, 2),))),
+    OpCase("masked_fill_tensor_value", lambda lib, x, v: lib.masked_fill(x, x < 0, v),
+           ((3, 4), ()), numpy=lambda np, x, v: np.where(x < 0, v, x)),
+    OpCase("masked_fill_broadcast_mask", lambda lib, x: x.masked_fill(
+        lib.tensor([True, False, False, True]), 0.0), M,
+           numpy=lambda np, x: np.where([True, False, False, True], 0.0, x)),
+    OpCase("masked_fill_broadcast_input", lambda lib, x: lib.masked_fill(
+        x, lib.tensor([[True], [False]]), 2.0), ((3,),),
+           numpy=lambda np, x: np.where([[True], [False]], 2.0, x)),
+    OpCase("masked_fill_inplace", lambda lib, x, v: x.clone().masked_fill_(x > 0.5, v),
+           ((3, 4), ())),
+    OpCase("masked_select", lambda lib, x: x.masked_select(x > 0), X3,
+           numpy=lambda np, x: x[x > 0]),
+    OpCase("masked_select_broadcast", lambda lib, x: lib.masked_select(
+        x, lib.tensor([[True], [False], [True]])), ((4,),),
+           numpy=lambda np, x: np.broadcast_to(x, (3, 4))[[0, 2]].reshape(-1)),
+    OpCase("take_along_dim", lambda lib, x: lib.take_along_dim(x, G(lib, [[0], [3], [1]]), 1), M,
+           numpy=lambda np, x: np.take_along_axis(x, np.array([[0], [3], [1]]), 1)),
+    OpCase("take_along_dim_broadcast", lambda lib, x: x.take_along_dim(G(lib, [[2, 0]]), 0),
+           ((3, 1),), numpy=lambda np, x: np.take_along_axis(np.broadcast_to(x, (3, 2)),
+                                                              np.array([[2, 0]]), 0)),
+    OpCase("take_along_dim_flat", lambda lib, x: lib.take_along_dim(x, G(lib, [5, 0, 5])), M,
+           numpy=lambda np, x: x.reshape(-1)[[5, 0, 5]]),
+]
+
+
+@cases_by_id([c for c in FUNCS if c.numpy is not None])
+def test_functions_forward_match_numpy(case, device):
+    check_forward_numpy(case, device)
+
+
+@cases_by_id(FUNCS)
+def test_functions_gradcheck(case, device):
+    check_gradcheck(case, device)
+    check_gradcheck(case, device, second_order=True)
+
+
+@needs_torch
+@cases_by_id(FUNCS)
+def test_functions_match_torch(case, device):
+    check_against_torch(case, device)
+    check_against_torch(case, device, strided=True)
+    check_against_torch(case, device, dtype=np.float32)
+
+
+# src larger than the index: only its index-shaped corner is used. PyTorch's own backward
+# fails on this (a gradient of the index's shape), so these are checked numerically only.
+BIG_SRC = [
+    OpCase("scatter_add_big_src", lambda lib, x, s: x.scatter_add(1, G(lib, [[1, 1], [0, 3]]), s),
+           ((2, 4), (3, 3))),
+    OpCase("scatter_big_src", lambda lib, x, s: x.scatter(1, G(lib, [[3, 0], [1, 2]]), s),
+           ((2, 4), (2, 3))),
+]
+
+
+@cases_by_id(BIG_SRC)
+def test_scatter_with_a_larger_src_gradcheck(case, device):
+    check_gradcheck(case, device)
+    check_gradcheck(case, device, second_order=True)
+
+
+def test_scatter_reduce_add_is_scatter_add():
+    x = gradlab.zeros(3)
+    index = gradlab.tensor([0, 0, 2])
+    out = x.scatter(0, index, gradlab.ones(3), reduce="add")
+    assert out.tolist() == [2.0, 0.0, 1.0] and out.grad_fn is None
+    assert out.tolist() == x.scatter_add(0, index, gradlab.ones(3)).tolist()
+
+
+def test_changing_the_index_after_indexing_does_not_change_the_gradient():
+    x = gradlab.zeros(3, requires_grad=True)
+    index = gradlab.tensor([0, 0])
+    y = x[index]
+    index[1] = 2  # PyTorch would refuse (version check); gradlab kept its own copy
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 0.0, 0.0]
+
+
+def test_scatter_one_hot_and_gather_round_trip():
+    labels = gradlab.tensor([2, 0, 1])
+    one_hot = gradlab.zeros(3, 4).scatter_(1, labels.unsqueeze(1), 1.0)
+    assert one_hot.tolist() == [[0, 0, 1, 0], [1, 0, 0, 0], [0, 1, 0, 0]]
+    logits = gradlab.arange(12.0).reshape(3, 4).requires_grad_()
+    picked = logits.gather(1, labels.unsqueeze(1))
+    assert picked.reshape(-1).tolist() == [2.0, 4.0, 9.0]
+    picked.sum().backward()
+    np.testing.assert_array_equal(logits.grad.numpy(), one_hot.numpy())
+
+
+def test_masked_fill_in_place_bumps_the_version_and_keeps_the_mask_bool():
+    x = gradlab.tensor([1.0, -1.0, 2.0])
+    x.masked_fill_(x < 0, 0.0)
+    assert x.tolist() == [1.0, 0.0, 2.0] and x._version == 1
+    leaf = gradlab.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="masked_fill_: a leaf tensor"):
+        leaf.masked_fill_(gradlab.tensor([True, False]), 0.0)
+
+
+def test_add_at_falls_back_to_cupyx_scatter_add(monkeypatch):
+    """On a CuPy without ufunc.at the raw helper must use cupyx.scatter_add."""
+    import sys
+    import types
+
+    calls = []
+    fake_xp = types.SimpleNamespace(add=types.SimpleNamespace())  # no add.at
+    fake_cupyx = types.SimpleNamespace(scatter_add=lambda a, i, v: calls.append((a, i, v)))
+    monkeypatch.setattr(indexing, "xp_for", lambda a: fake_xp)
+    monkeypatch.setitem(sys.modules, "cupyx", fake_cupyx)
+    target = np.zeros(3)
+    indexing._add_at(target, ([0, 0],), np.ones(2))
+    assert len(calls) == 1 and calls[0][0] is target
+    monkeypatch.undo()
+    indexing._add_at(target, ([0, 0],), np.ones(2))  # NumPy: add.at, repeats add up
+    assert target.tolist() == [2.0, 0.0, 0.0]
+
+
+# --- nonzero ------------------------------------------------------------------------------------
+
+NONZERO = [[[0, 1, 0], [2, 0, 3]], [0.0, 1.5, -2.0], [[False, True]], 5, 0, [], [[]]]
+
+
+@needs_torch
+@pytest.mark.parametrize("values", NONZERO, ids=str)
+def test_nonzero_matches_torch(values):
+    ours, theirs = gradlab.tensor(values), torch.tensor(values)
+    got, want = gradlab.nonzero(ours), torch.nonzero(theirs)
+    assert got.dtype is gradlab.int64 and tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    got_t, want_t = ours.nonzero(as_tuple=True), torch.nonzero(theirs, as_tuple=True)
+    assert len(got_t) == len(want_t)
+    for g, w in zip(got_t, want_t):
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
+def test_one_argument_where_is_nonzero_as_tuple_and_indexes_back():
+    x = gradlab.tensor([[1.0, -1.0], [-2.0, 3.0]], requires_grad=True)
+    rows, cols = gradlab.where(x > 0)
+    assert rows.tolist() == [0, 1] and cols.tolist() == [0, 1]
+    x[rows, cols].sum().backward()
+    assert x.grad.tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    assert gradlab.nonzero([0, 3]).tolist() == [[1]]
+    assert gradlab.nonzero(x).grad_fn is None
+
+
+# --- errors that teach --------------------------------------------------------------------------
+
+def _x():
+    return gradlab.zeros(3, 4)
+
+
+def _setitem(key, value):
+    x = _x()
+    x[key] = value
+
+
+ERRORS = [
+    (lambda: _x()[0, 0, 0], IndexError, r"too many indices.*dimension 2 \(shape \(3, 4\)\)"),
+    (lambda: gradlab.tensor(1.0)[0], IndexError, "too many indices for a tensor of dimension 0"),
+    (lambda: _x()[3], IndexError, r"index 3 is out of range for dim 0 of size 3 \(valid: -3"),
+    (lambda: _x()[:, -5], IndexError, "index -5 is out of range for dim 1 of size 4"),
+    (lambda: _x()[:, [0, 4]], IndexError, "index 4 is out of range for dim 1 of size 4"),
+    (lambda: _x()[gradlab.tensor([-4])], IndexError, "index -4 is out of range for dim 0"),
+    (lambda: gradlab.zeros(0)[0], IndexError, "dim 0 of size 0 .valid: none"),
+    (lambda: _x()[gradlab.tensor([True, False])], IndexError,
+     r"mask of shape \(2,\) doesn't match the tensor's shape \(3,\) at dims 0..0"),
+    (lambda: _x()[gradlab.tensor([0.0])], IndexError, r"must be integer.*float32.*idx\.long"),
+    (lambda: _x()["a"], IndexError, "only integers, slices .* got str"),
+    (lambda: _x()[[0.5, 1.0]], IndexError, "must be integer .* got gradlab.float64"),
+    (lambda: _x()[[slice(None), 0]], IndexError, "must be integer .* got object"),
+    (lambda: _x()[1.5], IndexError, "got float"),
+    (lambda: _x()[..., ...], IndexError, "only one ellipsis"),
+    (lambda: _x()[::0], ValueError, "slice step cannot be zero"),
+    (lambda: _x()[:1.5], IndexError, "slice bounds must be integers"),
+    (lambda: _x()[[0, 1], [0, 1, 2]], IndexError, r"index arrays of shapes \[\(2,\), \(3,\)\]"),
+    (lambda: _setitem(0, gradlab.ones(3)), RuntimeError,
+     r"value of shape \(3,\) can't be broadcast to the indexed region of shape \(4,\)"),
+    (lambda: _setitem([0, 1], gradlab.ones(3, 4)), RuntimeError, r"region of shape \(2, 4\)"),
+    (lambda: _setitem(5, 1.0), IndexError, "index 5 is out of range for dim 0"),
+    (lambda: _x().gather(1, gradlab.tensor([[0.0]])), TypeError, "int64 .or int32. tensor"),
+    (lambda: _x().gather(1, [[0]]), TypeError, "got list"),
+    (lambda: _x().gather(1, gradlab.tensor([0])), RuntimeError, "as many dims as the input"),
+    (lambda: _x().gather(0, gradlab.zeros(1, 5, dtype=gradlab.int64)), RuntimeError,
+     r"can't be larger than the input .* in dim 1; only dim 0 may differ"),
+    (lambda: _x().gather(1, gradlab.tensor([[4]])), IndexError,
+     "index 4 is out of range for dim 1 of size 4"),
+    (lambda: _x().gather(1, gradlab.tensor([[-1]])), IndexError, r"valid: 0 to 3"),
+    (lambda: _x().gather(2, gradlab.tensor([[0]])), IndexError, "dimension 2 is out of range"),
+    (lambda: _x().scatter(0, gradlab.tensor([[0]]), gradlab.ones(1, 1, dtype=gradlab.float64)),
+     RuntimeError, r"src has dtype .*float64 but the tensor has .*float32.*src\.to"),
+    (lambda: _x().scatter(0, gradlab.tensor([[0]]), gradlab.ones(1)), RuntimeError,
+     "src .* must have as many dims as the index"),
+    (lambda: _x().scatter(0, gradlab.tensor([[0, 0]]), gradlab.ones(1, 1)), RuntimeError,
+     r"larger than src \(shape \(1, 1\)\) in dim 1"),
+    (lambda: _x().scatter(0, gradlab.tensor([[0]])), TypeError, "give src"),
+    (lambda: _x().scatter(0, gradlab.tensor([[0]]), 1.0, reduce="multiply"),
+     NotImplementedError, "reduce='multiply'"),
+    (lambda: _x().scatter_add(0, gradlab.tensor([[0]]), 1.0), TypeError, "src must be a Tensor"),
+    (lambda: gradlab.tensor(1.0).scatter(0, gradlab.tensor(0), 1.0), RuntimeError, "0-d"),
+    (lambda: _x().index_select(0, gradlab.tensor([[0]])), IndexError, "must be 1-D"),
+    (lambda: _x().index_select(1, gradlab.tensor([4])), IndexError,
+     "index 4 is out of range for dim 1 of size 4"),
+    (lambda: gradlab.tensor(1.0).index_select(0, gradlab.tensor([0, 0])), IndexError,
+     "one position"),
+    (lambda: _x().index_add(0, gradlab.tensor([0]), gradlab.ones(2, 4)), RuntimeError,
+     r"source must have shape \(1, 4\)"),
+    (lambda: _x().index_add(0, gradlab.tensor([0]), gradlab.ones(1, 4, dtype=gradlab.float64)),
+     RuntimeError, "source has dtype .*float64"),
+    (lambda: gradlab.tensor(1.0).index_add(0, gradlab.tensor([0]), gradlab.ones(1)),
+     RuntimeError, "0-d"),
+    (lambda: _x().masked_fill(gradlab.ones(3, 4), 0.0), TypeError, "mask must be a bool tensor"),
+    (lambda: _x().masked_fill(gradlab.ones(2, dtype=gradlab.bool), 0.0), RuntimeError,
+     r"mask of shape \(2,\) can't be broadcast to the tensor's shape \(3, 4\)"),
+    (lambda: gradlab.zeros(4).masked_fill_(gradlab.ones(3, 4, dtype=gradlab.bool), 0.0),
+     RuntimeError, "can't be broadcast"),
+    (lambda: _x().masked_fill(_x() > 0, gradlab.ones(2)), RuntimeError, "0-d tensor.*where"),
+    (lambda: _x().masked_select(gradlab.ones(2, dtype=gradlab.bool)), RuntimeError,
+     "can't be broadcast"),
+    (lambda: _x().take_along_dim(gradlab.tensor([0]), 0), RuntimeError, "same number of dims"),
+    (lambda: _x().take_along_dim(gradlab.zeros(1, 2, dtype=gradlab.int64), 0), RuntimeError,
+     r"don't broadcast in dim 1 \(4 vs 2\)"),
+    (lambda: gradlab.index_put(_x(), gradlab.tensor([0]), gradlab.tensor(1.0)), TypeError,
+     r"tuple of tensors.*index_put\(\(idx,\), values\)"),
+    (lambda: gradlab.tensor(1.0).select(0, 0), IndexError, "0-d tensor has no dim"),
+    (lambda: _x().select(0, 3), IndexError, "index 3 is out of range for dim 0"),
+]
+
+
+@pytest.mark.parametrize("make,error,match", ERRORS, ids=[e[2][:40] for e in ERRORS])
+def test_errors_name_the_problem(make, error, match):
+    with pytest.raises(error, match=match):
+        make()

@@ -1,0 +1,261 @@
+"""cat, stack, split, chunk, unbind: forward vs NumPy, gradients vs PyTorch, promotion, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gradlab
+from tests.oracle import (
+    OpCase,
+    cases_by_id,
+    check_against_torch,
+    check_forward_numpy,
+    check_gradcheck,
+    needs_torch,
+    torch,
+)
+
+
+def np_split(x, sizes, axis):
+    return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=axis))
+
+
+CASES = [
+    OpCase("cat", lambda lib, x, y: lib.cat([x, y]), ((2, 3), (4, 3)),
+           numpy=lambda np, x, y: np.concatenate([x, y]),
+           variants=(((0, 3), (2, 3)), ((1,), (3,)))),
+    OpCase("cat_dim1", lambda lib, x, y, z: lib.cat((x, y, z), 1), ((2, 1), (2, 3), (2, 2)),
+           numpy=lambda np, x, y, z: np.concatenate([x, y, z], 1),
+           variants=(((2, 0), (2, 3), (2, 1)),)),
+    OpCase("cat_negative_dim", lambda lib, x, y: lib.cat([x, y], dim=-2), ((2, 2, 3), (2, 1, 3)),
+           numpy=lambda np, x, y: np.concatenate([x, y], -2)),
+    OpCase("cat_one", lambda lib, x: lib.cat([x]), ((2, 3),), numpy=lambda np, x: x.copy()),
+    OpCase("cat_legacy_empty", lambda lib, x, y: lib.cat([x, y]), ((2, 3), (0,)),
+           numpy=lambda np, x, y: x.copy(), grad_inputs=(0,)),
+    OpCase("concat", lambda lib, x, y: lib.concat([x, y], 1), ((2, 3), (2, 2)),
+           numpy=lambda np, x, y: np.concatenate([x, y], 1)),
+    OpCase("concatenate", lambda lib, x, y: lib.concatenate([x, y], 0), ((1, 3), (2, 3)),
+           numpy=lambda np, x, y: np.concatenate([x, y], 0)),
+    OpCase("stack", lambda lib, x, y: lib.stack([x, y]), ((2, 3), (2, 3)),
+           numpy=lambda np, x, y: np.stack([x, y]),
+           variants=(((), ()), ((0, 3), (0, 3)))),
+    OpCase("stack_last", lambda lib, x, y, z: lib.stack((x, y, z), dim=-1),
+           ((2, 3), (2, 3), (2, 3)), numpy=lambda np, x, y, z: np.stack([x, y, z], -1)),
+    OpCase("stack_middle", lambda lib, x, y: lib.stack([x, y], 1), ((2, 3), (2, 3)),
+           numpy=lambda np, x, y: np.stack([x, y], 1)),
+    OpCase("hstack", lambda lib, x, y: lib.hstack([x, y]), ((2, 3), (2, 1)),
+           numpy=lambda np, x, y: np.hstack([x, y]), variants=(((3,), (2,)), ((), ()))),
+    OpCase("vstack", lambda lib, x, y: lib.vstack([x, y]), ((3,), (2, 3)),
+           numpy=lambda np, x, y: np.vstack([x, y])),
+    OpCase("split_int", lambda lib, x: lib.split(x, 2), ((5, 3),),
+           numpy=lambda np, x: np_split(x, [2, 2, 1], 0)),
+    OpCase("split_int_dim", lambda lib, x: x.split(2, dim=-1), ((2, 3),),
+           numpy=lambda np, x: np_split(x, [2, 1], 1)),
+    OpCase("split_sizes", lambda lib, x: x.split([1, 0, 3], 1), ((2, 4),),
+           numpy=lambda np, x: np_split(x, [1, 0, 3], 1)),
+    OpCase("split_big", lambda lib, x: x.split(10), ((3, 2),), numpy=lambda np, x: (x,)),
+    OpCase("split_empty", lambda lib, x: x.split(2), ((0, 2),), numpy=lambda np, x: (x,)),
+    OpCase("chunk", lambda lib, x: x.chunk(3), ((6, 2),),
+           numpy=lambda np, x: np_split(x, [2, 2, 2], 0)),
+    OpCase("chunk_uneven", lambda lib, x: lib.chunk(x, 4, 1), ((2, 6),),
+           numpy=lambda np, x: np_split(x, [2, 2, 2], 1)),
+    OpCase("chunk_last_small", lambda lib, x: x.chunk(3), ((5,),),
+           numpy=lambda np, x: np_split(x, [2, 2, 1], 0)),
+    OpCase("chunk_empty", lambda lib, x: x.chunk(3), ((0, 2),),
+           numpy=lambda np, x: (x, x, x)),
+    OpCase("unbind", lambda lib, x: x.unbind(), ((3, 2),),
+           numpy=lambda np, x: tuple(x), variants=(((4,),),)),
+    OpCase("unbind_dim", lambda lib, x: lib.unbind(x, -1), ((2, 3, 2),),
+           numpy=lambda np, x: (x[..., 0], x[..., 1])),
+]
+
+
+@cases_by_id(CASES)
+def test_forward_matches_numpy(case, device):
+    check_forward_numpy(case, device)
+
+
+@cases_by_id(CASES)
+def test_gradcheck(case, device):
+    check_gradcheck(case, device)
+
+
+@cases_by_id(CASES)
+def test_gradgradcheck(case, device):
+    check_gradcheck(case, device, second_order=True)
+
+
+@needs_torch
+@cases_by_id(CASES)
+def test_matches_torch(case, device):
+    check_against_torch(case, device)
+
+
+@needs_torch
+@cases_by_id(CASES)
+def test_matches_torch_float32(case, device):
+    check_against_torch(case, device, dtype=np.float32)
+
+
+@needs_torch
+@cases_by_id(CASES)
+def test_matches_torch_non_contiguous(case, device):
+    check_against_torch(case, device, strided=True)
+
+
+# --- one node, several outputs ------------------------------------------------------------------
+
+def test_split_is_one_node_and_unused_pieces_get_zero_gradient():
+    x = gradlab.arange(6.0, requires_grad=True)
+    a, b, c = x.split(2)
+    assert a.grad_fn is b.grad_fn is c.grad_fn and a.grad_fn.op == "split_with_sizes"
+    assert [p._out_index for p in (a, b, c)] == [0, 1, 2]
+    (b * 3).sum().backward()  # a and c got no gradient: the engine fills in zeros
+    assert x.grad.tolist() == [0.0, 0.0, 3.0, 3.0, 0.0, 0.0]
+
+
+def test_pieces_are_views_of_the_input():
+    x = gradlab.arange(6.0)
+    for piece in (*x.split(4), *x.chunk(2), *x.reshape(2, 3).unbind(1)):
+        assert np.shares_memory(piece.numpy(), x.numpy())
+    assert not np.shares_memory(gradlab.cat([x, x]).numpy(), x.numpy())
+    assert not np.shares_memory(gradlab.cat([x]).numpy(), x.numpy())
+
+
+def test_cat_backward_is_split_and_stack_backward_is_unbind():
+    x = gradlab.ones(2, requires_grad=True)
+    y = gradlab.ones(3, requires_grad=True)
+    out = gradlab.cat([x, y])
+    assert out.grad_fn.name() == "CatBackward0"
+    (out * gradlab.arange(5.0)).sum().backward()
+    assert x.grad.tolist() == [0.0, 1.0] and y.grad.tolist() == [2.0, 3.0, 4.0]
+    x.grad = None
+    s = gradlab.stack([x, x], 1)  # the same tensor twice: both slices' gradients add up
+    (s * gradlab.tensor([[1.0, 10.0], [2.0, 20.0]])).sum().backward()
+    assert x.grad.tolist() == [11.0, 22.0]
+
+
+def test_cat_without_grad_inputs_and_mixed_requires_grad():
+    x = gradlab.ones(2, requires_grad=True)
+    c = gradlab.zeros(2)
+    out = gradlab.cat([c, x, c])
+    out.backward(gradlab.arange(6.0))
+    assert x.grad.tolist() == [2.0, 3.0]
+    assert gradlab.cat([c, c]).grad_fn is None
+
+
+def test_unbind_of_an_empty_dim_is_an_empty_tuple():
+    assert gradlab.ones(0, 3).unbind() == ()
+
+
+# --- dtype promotion ----------------------------------------------------------------------------
+
+PROMOTE = [("int32", "float16"), ("int64", "float32"), ("bool", "int32"), ("float16", "bfloat16"),
+           ("float32", "float64"), ("int32", "int64"), ("bool", "bool")]
+
+
+@needs_torch
+@pytest.mark.parametrize("a,b", PROMOTE)
+@pytest.mark.parametrize("op", ["cat", "stack"])
+def test_dtype_promotion_matches_torch(a, b, op):
+    def run(lib):
+        return getattr(lib, op)([lib.ones(2, 3, dtype=getattr(lib, a)),
+                                 lib.zeros(2, 3, dtype=getattr(lib, b))])
+    ours, theirs = run(gradlab), run(torch)
+    assert ours.dtype.name == str(theirs.dtype).replace("torch.", "")
+    np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())
+
+
+def test_promoted_cat_sends_gradient_back_in_each_inputs_dtype():
+    x = gradlab.ones(2, dtype=gradlab.float32, requires_grad=True)
+    y = gradlab.ones(1, dtype=gradlab.float64, requires_grad=True)
+    out = gradlab.cat([x, y])
+    assert out.dtype is gradlab.float64
+    out.sum().backward()
+    assert x.grad.dtype is gradlab.float32 and y.grad.dtype is gradlab.float64
+
+
+# --- property-based -----------------------------------------------------------------------------
+
+@needs_torch
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(0, 4), min_size=1, max_size=3), data=st.data())
+def test_split_then_cat_round_trips_and_grads_match_torch(shape, data):
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    n = shape[dim]
+    as_list = data.draw(st.booleans())
+    if as_list:
+        cuts = sorted(data.draw(st.lists(st.integers(0, n), max_size=3)))
+        sections = list(np.diff([0, *cuts, n]))
+    else:
+        sections = data.draw(st.integers(1, 5))
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape)
+    ours = gradlab.tensor(x, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    pieces_g = gradlab.split(ours, sections, dim)
+    pieces_t = torch.split(theirs, sections, dim)
+    assert [tuple(p.shape) for p in pieces_g] == [tuple(p.shape) for p in pieces_t]
+    np.testing.assert_array_equal(gradlab.cat(pieces_g, dim).detach().numpy(), x)
+    used = data.draw(st.lists(st.integers(0, len(pieces_t) - 1), unique=True, min_size=1))
+    weights = [rng.standard_normal(tuple(pieces_t[i].shape)) for i in used]
+    sum(((pieces_g[i] * gradlab.tensor(w)).sum() for i, w in zip(used, weights)),
+        gradlab.tensor(0.0, dtype=gradlab.float64)).backward()
+    sum(((pieces_t[i] * torch.tensor(w)).sum() for i, w in zip(used, weights)),
+        torch.tensor(0.0, dtype=torch.float64)).backward()
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape=st.lists(st.integers(1, 3), min_size=0, max_size=3), count=st.integers(1, 3),
+       data=st.data())
+def test_stack_then_unbind_round_trips(shape, count, data):
+    dim = data.draw(st.integers(-len(shape) - 1, len(shape)))
+    arrays = [np.full(shape, float(i)) for i in range(count)]
+    stacked = gradlab.stack([gradlab.tensor(a) for a in arrays], dim)
+    np.testing.assert_array_equal(stacked.numpy(), np.stack(arrays, dim))
+    for got, want in zip(stacked.unbind(dim), arrays):
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
+# --- errors that teach --------------------------------------------------------------------------
+
+def _m(*shape):
+    return gradlab.ones(*shape)
+
+
+ERRORS = [
+    (lambda: gradlab.cat([]), RuntimeError, "non-empty list"),
+    (lambda: gradlab.cat(_m(2)), TypeError, r"single Tensor.*cat\(\[a, b\], dim\)"),
+    (lambda: gradlab.cat([_m(2), 3.0]), TypeError, "element 1 is a float"),
+    (lambda: gradlab.cat([_m(2), gradlab.tensor(1.0)]), RuntimeError,
+     "tensor 1 is 0-d.*stack"),
+    (lambda: gradlab.cat([gradlab.tensor(1.0)]), RuntimeError, "tensor 0 is 0-d"),
+    (lambda: gradlab.cat([_m(2, 3), _m(3)]), RuntimeError,
+     r"same number of dims, got \(2, 3\) \(tensor 0\) and \(3,\) \(tensor 1\).*unsqueeze"),
+    (lambda: gradlab.cat([_m(2, 3), _m(2, 3), _m(2, 4)]), RuntimeError,
+     r"except in dim 0: tensor 2 has size 4 in dim 1 but tensor 0 has 3"),
+    (lambda: gradlab.cat([_m(2, 3), _m(2, 3)], 2), IndexError, "dimension 2 is out of range"),
+    (lambda: gradlab.stack([]), RuntimeError, "non-empty list"),
+    (lambda: gradlab.stack([_m(2, 3), _m(3, 2)]), RuntimeError,
+     r"tensor 0 has \(2, 3\) and tensor 1 has \(3, 2\).*cat\(\)"),
+    (lambda: gradlab.stack([_m(2), _m(2)], 2), IndexError, "dimension 2 is out of range"),
+    (lambda: _m(5).split([2, 2]), RuntimeError, r"add up to 5.*they add up to 4"),
+    (lambda: _m(5).split([6, -1]), RuntimeError, "must be >= 0"),
+    (lambda: _m(5).split(0), RuntimeError, "split_size must be positive"),
+    (lambda: _m(5).split(-1), RuntimeError, "split_size must be positive"),
+    (lambda: gradlab.tensor(1.0).split(1), RuntimeError, "0-d tensor has no dim to split"),
+    (lambda: _m(5).chunk(0), RuntimeError, "chunks must be > 0"),
+    (lambda: gradlab.tensor(1.0).chunk(2), RuntimeError, "0-d tensor has no dim"),
+    (lambda: gradlab.tensor(1.0).unbind(), RuntimeError, "0-d tensor has no dim"),
+    (lambda: _m(2, 3).unbind(2), IndexError, "dimension 2 is out of range"),
+]
+
+
+@pytest.mark.parametrize("make,error,match", ERRORS, ids=[e[2][:40] for e in ERRORS])
+def test_errors_name_the_problem(make, error, match):
+    with pytest.raises(error, match=match):
+        make()

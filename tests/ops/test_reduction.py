@@ -1,0 +1,637 @@
+"""Reductions, softmax and cumsum: forward vs NumPy, gradcheck, values and gradients vs PyTorch."""
+
+from __future__ import annotations
+
+import math
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import gradlab
+from gradlab.ops import reduction
+from tests.oracle import (
+    OpCase,
+    cases_by_id,
+    check_against_torch,
+    check_forward_numpy,
+    check_gradcheck,
+    needs_torch,
+    torch,
+)
+
+M = ((3, 4),)
+T = ((2, 3, 4),)
+SCALAR = ((),)
+EMPTY = ((0, 3),)
+INF = math.inf
+
+
+def away_from_zero(rng, dtype, shapes):
+    """|x| in [0.5, 1.5]: for ops with a kink at 0, and products that stay moderate."""
+    return [(rng.uniform(0.5, 1.5, s) * rng.choice([-1, 1], s)).astype(dtype) for s in shapes]
+
+
+def zeros_in_rows(rng, dtype, shapes):
+    """A (3, 4) input whose rows hold one zero, two zeros and none."""
+    (x,) = away_from_zero(rng, dtype, [(3, 4)])
+    x[0, 1] = x[1, 0] = x[1, 3] = 0.0
+    return [x]
+
+
+def n_zeros(n):
+    def inputs(rng, dtype, shapes):
+        (x,) = away_from_zero(rng, dtype, [(5,)])
+        x[1:1 + n] = 0.0
+        return [x]
+    return inputs
+
+
+# --- NumPy references -------------------------------------------------------------------------
+
+def np_pick(np, x, dim, keepdim, largest=True):
+    """(values, indices) of max/min along ``dim``, as PyTorch's max(x, dim) returns them."""
+    idx = (np.argmax if largest else np.argmin)(x, axis=dim)
+    values = (np.max if largest else np.min)(x, axis=dim)
+    if keepdim:
+        idx, values = np.expand_dims(idx, dim), np.expand_dims(values, dim)
+    return values, idx
+
+
+def np_softmax(np, x, dim):
+    e = np.exp(x - x.max(axis=dim, keepdims=True))
+    return e / e.sum(axis=dim, keepdims=True)
+
+
+def np_log_softmax(np, x, dim):
+    s = x - x.max(axis=dim, keepdims=True)
+    return s - np.log(np.exp(s).sum(axis=dim, keepdims=True))
+
+
+def np_logsumexp(np, x, axis, keepdims=False):
+    m = x.max(axis=axis, keepdims=True)
+    out = np.log(np.exp(x - m).sum(axis=axis, keepdims=True)) + m
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+def np_norm(np, x, p, axis=None, keepdims=False):
+    a = np.abs(x)
+    if p == INF:
+        return a.max(axis=axis, keepdims=keepdims)
+    if p == -INF:
+        return a.min(axis=axis, keepdims=keepdims)
+    if p == 0:
+        return (x != 0).sum(axis=axis, keepdims=keepdims).astype(x.dtype)
+    return (a ** p).sum(axis=axis, keepdims=keepdims) ** (1 / p)
+
+
+# --- the table --------------------------------------------------------------------------------
+
+SUM_MEAN = [
+    OpCase("sum_all", lambda lib, x: x.sum(), M, numpy=lambda np, x: x.sum(),
+           variants=(SCALAR, EMPTY)),
+    OpCase("sum_dim", lambda lib, x: x.sum(1), M, numpy=lambda np, x: x.sum(1),
+           variants=(EMPTY,)),
+    OpCase("sum_neg_keepdim", lambda lib, x: lib.sum(x, -1, keepdim=True), T,
+           numpy=lambda np, x: x.sum(-1, keepdims=True)),
+    OpCase("sum_tuple", lambda lib, x: x.sum((0, -1)), T, numpy=lambda np, x: x.sum((0, 2))),
+    OpCase("sum_empty_tuple_is_all", lambda lib, x: x.sum(()), M, numpy=lambda np, x: x.sum()),
+    OpCase("sum_0d_dim", lambda lib, x: x.sum(0, keepdim=True), SCALAR,
+           numpy=lambda np, x: x.sum()),
+    OpCase("sum_dtype", lambda lib, x: x.sum(0, dtype=lib.float64), M,
+           numpy=lambda np, x: x.sum(0)),
+    OpCase("mean_all", lambda lib, x: x.mean(), M, numpy=lambda np, x: x.mean(),
+           variants=(SCALAR,)),
+    OpCase("mean_dim", lambda lib, x: lib.mean(x, 1), M, numpy=lambda np, x: x.mean(1),
+           variants=(EMPTY,)),
+    OpCase("mean_tuple_keepdim", lambda lib, x: x.mean((-1, 1), keepdim=True), T,
+           numpy=lambda np, x: x.mean((1, 2), keepdims=True)),
+    OpCase("mean_0d_dim", lambda lib, x: x.mean(-1), SCALAR, numpy=lambda np, x: x),
+]
+
+PROD = [
+    OpCase("prod_all", lambda lib, x: x.prod(), M, numpy=lambda np, x: x.prod(),
+           inputs=away_from_zero, variants=(SCALAR, EMPTY)),
+    OpCase("prod_dim", lambda lib, x: lib.prod(x, 1), M, numpy=lambda np, x: x.prod(1),
+           inputs=away_from_zero, variants=(EMPTY,)),
+    OpCase("prod_neg_keepdim", lambda lib, x: x.prod(-2, keepdim=True), T,
+           numpy=lambda np, x: x.prod(1, keepdims=True), inputs=away_from_zero),
+    OpCase("prod_0d_dim", lambda lib, x: x.prod(0), SCALAR, numpy=lambda np, x: x),
+    OpCase("prod_rows_with_zeros", lambda lib, x: x.prod(1), M, numpy=lambda np, x: x.prod(1),
+           inputs=zeros_in_rows),
+    OpCase("prod_one_zero", lambda lib, x: x.prod(), ((5,),), numpy=lambda np, x: x.prod(),
+           inputs=n_zeros(1)),
+    OpCase("prod_two_zeros", lambda lib, x: x.prod(), ((5,),), numpy=lambda np, x: x.prod(),
+           inputs=n_zeros(2)),
+    OpCase("prod_three_zeros", lambda lib, x: x.prod(0, keepdim=True), ((5,),),
+           numpy=lambda np, x: x.prod(0, keepdims=True), inputs=n_zeros(3)),
+]
+
+MAX_MIN = [
+    OpCase("max_all", lambda lib, x: x.max(), M, numpy=lambda np, x: x.max(),
+           variants=(SCALAR,)),
+    OpCase("min_all", lambda lib, x: lib.min(x), M, numpy=lambda np, x: x.min()),
+    OpCase("max_dim", lambda lib, x: x.max(1), M, numpy=lambda np, x: np_pick(np, x, 1, False),
+           variants=(EMPTY,)),
+    OpCase("max_neg_dim_keepdim", lambda lib, x: lib.max(x, -1, keepdim=True), T,
+           numpy=lambda np, x: np_pick(np, x, 2, True)),
+    OpCase("min_dim", lambda lib, x: x.min(dim=0), T,
+           numpy=lambda np, x: np_pick(np, x, 0, False, largest=False)),
+    OpCase("max_0d_dim", lambda lib, x: x.max(0), SCALAR,
+           numpy=lambda np, x: (x, np.array(0))),
+    OpCase("max_other", lambda lib, x, y: lib.max(x, y), ((3, 4), (4,)),
+           numpy=lambda np, x, y: np.maximum(x, y)),
+    OpCase("min_other_kw", lambda lib, x, y: lib.min(x, other=y), ((3, 4), (3, 4)),
+           numpy=lambda np, x, y: np.minimum(x, y)),
+    OpCase("amax_all", lambda lib, x: x.amax(), M, numpy=lambda np, x: x.max(),
+           variants=(SCALAR,)),
+    OpCase("amax_dim", lambda lib, x: lib.amax(x, 1), M, numpy=lambda np, x: x.max(1),
+           variants=(EMPTY,)),
+    OpCase("amax_tuple_keepdim", lambda lib, x: x.amax((0, -1), keepdim=True), T,
+           numpy=lambda np, x: x.max((0, 2), keepdims=True)),
+    OpCase("amin_neg_dim", lambda lib, x: x.amin(-2), T, numpy=lambda np, x: x.min(1)),
+    OpCase("amin_0d", lambda lib, x: lib.amin(x, 0), SCALAR, numpy=lambda np, x: x),
+]
+
+NO_GRAD = [
+    OpCase("argmax_flat", lambda lib, x: x.argmax(), T, numpy=lambda np, x: np.argmax(x),
+           grad=False, variants=(SCALAR,)),
+    OpCase("argmax_flat_keepdim", lambda lib, x: lib.argmax(x, keepdim=True), M,
+           numpy=lambda np, x: np.argmax(x).reshape(1, 1), grad=False),
+    OpCase("argmax_dim", lambda lib, x: x.argmax(1), M, numpy=lambda np, x: np.argmax(x, 1),
+           grad=False, variants=(EMPTY,)),
+    OpCase("argmin_neg_keepdim", lambda lib, x: x.argmin(-1, keepdim=True), T,
+           numpy=lambda np, x: np.argmin(x, -1)[..., None], grad=False),
+    OpCase("argmin_0d_dim", lambda lib, x: lib.argmin(x, 0), SCALAR,
+           numpy=lambda np, x: np.array(0), grad=False),
+    OpCase("any_all", lambda lib, x: (x > 1.5).any(), M, numpy=lambda np, x: (x > 1.5).any(),
+           grad=False, variants=(SCALAR, EMPTY)),
+    OpCase("any_dim_keepdim", lambda lib, x: lib.any(x > 1, 1, keepdim=True), M,
+           numpy=lambda np, x: (x > 1).any(1, keepdims=True), grad=False),
+    OpCase("all_all", lambda lib, x: (x > -1.9).all(), M, numpy=lambda np, x: (x > -1.9).all(),
+           grad=False, variants=(SCALAR, EMPTY)),
+    OpCase("all_tuple", lambda lib, x: lib.all(x > -1, (0, -1)), T,
+           numpy=lambda np, x: (x > -1).all((0, 2)), grad=False),
+    OpCase("all_of_floats", lambda lib, x: x.all(0), M, numpy=lambda np, x: x.all(0),
+           grad=False),
+]
+
+SPREAD = [
+    OpCase("var_all", lambda lib, x: x.var(), M, numpy=lambda np, x: x.var(ddof=1)),
+    OpCase("var_dim_biased", lambda lib, x: x.var(1, unbiased=False), M,
+           numpy=lambda np, x: x.var(1)),
+    OpCase("var_positional_unbiased", lambda lib, x: lib.var(x, -1, False, True), T,
+           numpy=lambda np, x: x.var(-1, keepdims=True)),
+    OpCase("var_correction_tuple", lambda lib, x: x.var((0, -1), correction=2, keepdim=True),
+           T, numpy=lambda np, x: x.var((0, 2), ddof=2, keepdims=True)),
+    OpCase("std_all", lambda lib, x: x.std(), M, numpy=lambda np, x: x.std(ddof=1)),
+    OpCase("std_dim_correction0", lambda lib, x: lib.std(x, 0, correction=0), M,
+           numpy=lambda np, x: x.std(0)),
+    OpCase("std_tuple_keepdim", lambda lib, x: x.std((1, 2), keepdim=True), T,
+           numpy=lambda np, x: x.std((1, 2), ddof=1, keepdims=True)),
+    OpCase("var_mean", lambda lib, x: lib.var_mean(x, 1), M,
+           numpy=lambda np, x: (x.var(1, ddof=1), x.mean(1))),
+    OpCase("std_mean_keepdim", lambda lib, x: lib.std_mean(x, (0, 2), keepdim=True), T,
+           numpy=lambda np, x: (x.std((0, 2), ddof=1, keepdims=True),
+                                x.mean((0, 2), keepdims=True))),
+]
+
+NORM = [
+    OpCase("norm_default", lambda lib, x: x.norm(), M,
+           numpy=lambda np, x: np.sqrt((x * x).sum()), variants=(SCALAR, EMPTY)),
+    OpCase("norm_fro_dim", lambda lib, x: lib.norm(x, "fro", dim=1), M,
+           numpy=lambda np, x: np_norm(np, x, 2, 1)),
+    OpCase("norm_2_tuple_keepdim", lambda lib, x: x.norm(2, dim=(0, -1), keepdim=True), T,
+           numpy=lambda np, x: np_norm(np, x, 2, (0, 2), True)),
+    OpCase("norm_1", lambda lib, x: x.norm(1, dim=0), M, numpy=lambda np, x: np_norm(np, x, 1, 0),
+           inputs=away_from_zero),
+    OpCase("norm_3", lambda lib, x: x.norm(3, -1), T, numpy=lambda np, x: np_norm(np, x, 3, -1),
+           inputs=away_from_zero),
+    OpCase("norm_half", lambda lib, x: x.norm(0.5), M, numpy=lambda np, x: np_norm(np, x, 0.5),
+           inputs=away_from_zero),
+    OpCase("norm_inf", lambda lib, x: x.norm(INF, dim=1), M,
+           numpy=lambda np, x: np_norm(np, x, INF, 1), variants=(EMPTY,)),
+    OpCase("norm_neg_inf", lambda lib, x: x.norm(-INF), M,
+           numpy=lambda np, x: np_norm(np, x, -INF), inputs=away_from_zero),
+    OpCase("norm_0", lambda lib, x: x.norm(0, dim=0), M,
+           numpy=lambda np, x: np_norm(np, x, 0, 0), inputs=away_from_zero),
+]
+
+ALONG_DIM = [
+    OpCase("logsumexp_dim", lambda lib, x: x.logsumexp(1), M,
+           numpy=lambda np, x: np_logsumexp(np, x, 1), variants=(EMPTY,)),
+    OpCase("logsumexp_tuple_keepdim", lambda lib, x: lib.logsumexp(x, (0, -1), keepdim=True), T,
+           numpy=lambda np, x: np_logsumexp(np, x, (0, 2), True)),
+    OpCase("logsumexp_0d", lambda lib, x: lib.logsumexp(x, 0), SCALAR, numpy=lambda np, x: x),
+    OpCase("logsumexp_large", lambda lib, x: x.logsumexp(-1), M,
+           numpy=lambda np, x: np_logsumexp(np, x, -1), domain=(500.0, 1000.0)),
+    OpCase("softmax_last", lambda lib, x: x.softmax(-1), M,
+           numpy=lambda np, x: np_softmax(np, x, -1), variants=(EMPTY,)),
+    OpCase("softmax_dim0", lambda lib, x: lib.softmax(x, 0), T,
+           numpy=lambda np, x: np_softmax(np, x, 0)),
+    OpCase("softmax_0d", lambda lib, x: lib.softmax(x, 0), SCALAR,
+           numpy=lambda np, x: np.ones_like(x)),
+    OpCase("softmax_dtype", lambda lib, x: lib.softmax(x, 1, dtype=lib.float64), M,
+           numpy=lambda np, x: np_softmax(np, x, 1)),
+    OpCase("softmax_large", lambda lib, x: x.softmax(1), M,
+           numpy=lambda np, x: np_softmax(np, x, 1), domain=(-1000.0, 1000.0), atol=1e-4),
+    OpCase("log_softmax_last", lambda lib, x: x.log_softmax(-1), M,
+           numpy=lambda np, x: np_log_softmax(np, x, -1), variants=(EMPTY,)),
+    OpCase("log_softmax_mid", lambda lib, x: lib.log_softmax(x, -2), T,
+           numpy=lambda np, x: np_log_softmax(np, x, 1)),
+    OpCase("log_softmax_0d", lambda lib, x: lib.log_softmax(x, -1), SCALAR,
+           numpy=lambda np, x: np.zeros_like(x)),
+    OpCase("log_softmax_large", lambda lib, x: lib.log_softmax(x, 0), M,
+           numpy=lambda np, x: np_log_softmax(np, x, 0), domain=(-1000.0, 1000.0)),
+    OpCase("cumsum_dim", lambda lib, x: x.cumsum(1), M, numpy=lambda np, x: np.cumsum(x, 1),
+           variants=(EMPTY,)),
+    OpCase("cumsum_neg", lambda lib, x: lib.cumsum(x, -3), T, numpy=lambda np, x: np.cumsum(x, 0)),
+    OpCase("cumsum_0d", lambda lib, x: x.cumsum(0), SCALAR, numpy=lambda np, x: x),
+]
+
+ALL = SUM_MEAN + PROD + MAX_MIN + NO_GRAD + SPREAD + NORM + ALONG_DIM
+DIFF = [c for c in ALL if c.grad]
+
+
+@cases_by_id(ALL)
+def test_forward_matches_numpy(case, device):
+    check_forward_numpy(case, device)
+
+
+@cases_by_id(DIFF)
+def test_gradcheck(case, device):
+    check_gradcheck(case, device)
+
+
+@cases_by_id(DIFF)
+def test_gradgradcheck(case, device):
+    check_gradcheck(case, device, second_order=True)
+
+
+@needs_torch
+@cases_by_id(ALL)
+def test_matches_torch(case, device):
+    check_against_torch(case, device)
+
+
+@needs_torch
+@cases_by_id(ALL)
+def test_matches_torch_float32(case, device):
+    check_against_torch(case, device, dtype=np.float32)
+
+
+@needs_torch
+@cases_by_id([c for c in ALL if c.inputs is None])
+def test_matches_torch_non_contiguous(case, device):
+    check_against_torch(case, device, strided=True)
+
+
+# --- ties, zeros, large values ----------------------------------------------------------------
+
+TIES = [[1.0, 3.0, 3.0], [3.0, -2.0, 0.0]]
+
+
+@pytest.mark.parametrize("fn,expected", [
+    (lambda x: x.max(), [[0, 1 / 3, 1 / 3], [1 / 3, 0, 0]]),
+    (lambda x: x.amax(1), [[0, 0.5, 0.5], [1, 0, 0]]),
+    (lambda x: x.amax((0, 1), keepdim=True), [[0, 1 / 3, 1 / 3], [1 / 3, 0, 0]]),
+    (lambda x: (-x).amin(), [[0, -1 / 3, -1 / 3], [-1 / 3, 0, 0]]),
+    (lambda x: x.max(1).values, [[0, 1, 0], [1, 0, 0]]),  # only the returned (first) index
+    (lambda x: x.norm(INF), [[0, 1 / 3, 1 / 3], [1 / 3, 0, 0]]),
+], ids=["max", "amax_dim", "amax_tuple", "amin", "max_dim", "norm_inf"])
+def test_ties_share_the_gradient_like_torch(fn, expected):
+    x = gradlab.tensor(TIES, dtype=gradlab.float64, requires_grad=True)
+    fn(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12)
+    if torch is not None:
+        t = torch.tensor(TIES, dtype=torch.float64, requires_grad=True)
+        fn(t).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+
+
+def test_max_dim_returns_first_index_of_ties():
+    values, indices = gradlab.tensor(TIES).max(1)
+    assert values.tolist() == [3.0, 3.0] and indices.tolist() == [1, 0]
+    assert gradlab.tensor(TIES).argmax(1).tolist() == [1, 0]
+    assert gradlab.tensor(TIES).argmax().item() == 1
+
+
+@pytest.mark.parametrize("vals,grad", [
+    ([0.0, 2.0, 3.0], [6.0, 0.0, 0.0]),
+    ([0.0, 2.0, 0.0], [0.0, 0.0, 0.0]),
+    ([2.0, 3.0, 4.0], [12.0, 8.0, 6.0]),
+])
+def test_prod_gradient_with_zeros_is_finite_and_exact(vals, grad):
+    x = gradlab.tensor(vals, dtype=gradlab.float64, requires_grad=True)
+    x.prod().backward()
+    assert x.grad.tolist() == grad
+
+
+@pytest.mark.parametrize("p", [2, "fro", 1, 3, 0.5, INF, -INF, 0])
+def test_norm_gradient_at_zero_vector_is_zero(p):
+    x = gradlab.zeros(4, dtype=gradlab.float64, requires_grad=True)
+    x.norm(p).backward()
+    assert x.grad.tolist() == [0.0] * 4
+    if torch is not None:
+        t = torch.zeros(4, dtype=torch.float64, requires_grad=True)
+        t.norm(p).backward()
+        assert t.grad is None or t.grad.tolist() == [0.0] * 4  # None for p=0
+
+
+def test_std_gradient_of_constant_input_is_zero_like_torch():
+    x = gradlab.full((3,), 2.0, requires_grad=True)
+    x.std().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax", "logsumexp"])
+def test_large_inputs_stay_finite(op):
+    vals = [[1000.0, 0.0, -1000.0], [1000.0, 1000.0, 999.0]]
+    x = gradlab.tensor(vals, requires_grad=True)
+    y = getattr(x, op)(1)
+    (y * gradlab.arange(1.0, 1.0 + y.shape[-1])).sum().backward()
+    assert np.isfinite(y.detach().numpy()).all() and np.isfinite(x.grad.numpy()).all()
+    if op == "softmax":
+        np.testing.assert_allclose(y.sum(1).detach().numpy(), [1.0, 1.0], rtol=1e-6)
+    if torch is not None:
+        t = torch.tensor(vals, requires_grad=True)
+        yt = getattr(t, op)(1)
+        (yt * torch.arange(1.0, 1.0 + yt.shape[-1])).sum().backward()
+        np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=1e-6)
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_logsumexp_of_all_minus_infinity_is_minus_infinity():
+    x = gradlab.tensor([-INF, -INF])
+    assert x.logsumexp(0).item() == -INF
+    assert gradlab.logsumexp(gradlab.zeros(2, 0), 1).tolist() == [-INF, -INF]
+
+
+def test_cumsum_backward_is_a_reversed_cumsum():
+    x = gradlab.zeros(4, requires_grad=True)
+    x.cumsum(0).backward(gradlab.tensor([1.0, 2.0, 3.0, 4.0]))
+    assert x.grad.tolist() == [10.0, 9.0, 7.0, 4.0]
+
+
+# --- what each op returns ---------------------------------------------------------------------
+
+def test_max_with_dim_returns_a_named_tuple():
+    x = gradlab.tensor([[1.0, 5.0], [7.0, 2.0]], requires_grad=True)
+    out = x.max(dim=1)
+    assert isinstance(out, gradlab.return_types.max) and isinstance(out, tuple)
+    assert out.values.tolist() == [5.0, 7.0] and out.indices.tolist() == [1, 0]
+    assert out.indices.dtype is gradlab.int64 and not out.indices.requires_grad
+    assert out.values.grad_fn.name() == "MaxBackward0" and out.values.grad_fn.op == "max"
+    low = gradlab.min(x, 0)
+    assert isinstance(low, gradlab.return_types.min) and low.indices.tolist() == [0, 1]
+    again = pickle.loads(pickle.dumps(low))
+    assert type(again) is gradlab.return_types.min and again.values.tolist() == [1.0, 2.0]
+
+
+def test_max_of_two_tensors_is_maximum():
+    a = gradlab.tensor([1.0, 5.0])
+    b = gradlab.tensor([3.0, 2.0])
+    assert gradlab.max(a, b).tolist() == [3.0, 5.0] == a.max(b).tolist()
+    assert gradlab.min(a, other=b).tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x.argmax(), lambda x: x.argmin(0), lambda x: x.any(), lambda x: x.all(0),
+    lambda x: x.max(0).indices,
+])
+def test_index_and_logic_results_have_no_gradient(fn):
+    x = gradlab.tensor([[1.0, 2.0], [3.0, 0.0]], requires_grad=True)
+    out = fn(x)
+    assert out.grad_fn is None and not out.requires_grad
+
+
+def test_index_and_logic_functions_are_marked_not_differentiable():
+    for cls in (reduction.Argmax, reduction.Argmin, reduction.Any, reduction.All):
+        assert cls.differentiable is False
+    for cls in (reduction.Sum, reduction.Amax, reduction.Softmax):
+        assert cls.differentiable is True
+
+
+@pytest.mark.parametrize("op,op_name,node", [
+    ("softmax", "softmax", "SoftmaxBackward0"),
+    ("log_softmax", "log_softmax", "LogSoftmaxBackward0"),
+])
+def test_softmax_is_one_node(op, op_name, node):
+    x = gradlab.randn(2, 3, requires_grad=True)
+    y = getattr(gradlab, op)(x, dim=1)
+    assert y.grad_fn.op == op_name and y.grad_fn.name() == node
+    ((leaf, _),) = y.grad_fn.next_functions[:1]
+    assert leaf.name() == "AccumulateGrad"  # straight from x: no exp/sum/div nodes between
+
+
+@pytest.mark.parametrize("dtype,op,expected", [
+    ("int32", "sum", "int64"), ("bool", "sum", "int64"), ("float16", "sum", "float16"),
+    ("int32", "prod", "int64"), ("bool", "prod", "int64"), ("int32", "cumsum", "int64"),
+    ("bool", "cumsum", "int64"), ("int32", "amax", "int32"), ("int32", "max", "int32"),
+    ("bool", "amin", "bool"), ("int64", "argmax", "int64"), ("float32", "argmin", "int64"),
+    ("int32", "any", "bool"), ("float16", "all", "bool"), ("int32", "logsumexp", "float32"),
+    ("float64", "norm", "float64"), ("float16", "softmax", "float16"),
+])
+def test_result_dtypes(dtype, op, expected):
+    args = (0,) if op in ("cumsum", "logsumexp", "softmax") else ()
+    lhs = dtype
+    x = gradlab.ones(3, dtype=getattr(gradlab, lhs))
+    assert getattr(gradlab, op)(x, *args).dtype.name == expected
+    if torch is not None:
+        t = torch.ones(3, dtype=getattr(torch, lhs))
+        assert str(getattr(torch, op)(t, *args).dtype) == f"torch.{expected}"
+
+
+@pytest.mark.parametrize("fn,dtype", [
+    (lambda lib, x: lib.prod(x, dtype=lib.float64), "float64"),
+    (lambda lib, x: lib.cumsum(x, 0, dtype=lib.float32), "float32"),
+    (lambda lib, x: lib.mean(x, dtype=lib.float64), "float64"),
+    (lambda lib, x: lib.sum(x, dtype=lib.float32), "float32"),
+    (lambda lib, x: lib.log_softmax(x, 0, dtype=lib.float64), "float64"),
+])
+def test_dtype_argument_casts_first(fn, dtype):
+    out = fn(gradlab, gradlab.tensor([1, 2, 3]))
+    assert out.dtype.name == dtype
+    if torch is not None:
+        expected = fn(torch, torch.tensor([1, 2, 3]))
+        assert str(expected.dtype) == f"torch.{dtype}"
+        np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-6)
+
+
+def test_dtype_argument_keeps_the_gradient_flowing():
+    x = gradlab.tensor([1.0, 2.0], requires_grad=True)
+    y = gradlab.softmax(x, 0, dtype=gradlab.float64)
+    (y * gradlab.tensor([0.0, 1.0], dtype=gradlab.float64)).sum().backward()
+    assert x.grad.dtype is gradlab.float32
+    p = 1 / (1 + math.exp(-1))
+    np.testing.assert_allclose(x.grad.numpy(), [-p * (1 - p), p * (1 - p)], rtol=1e-5)
+
+
+def test_empty_results_follow_pytorch():
+    empty = gradlab.zeros(0)
+    assert empty.sum().item() == 0.0 and empty.prod().item() == 1.0
+    assert empty.any().item() is False and empty.all().item() is True
+    assert empty.norm().item() == 0.0 and empty.logsumexp(0).item() == -INF
+    assert gradlab.zeros(0, 3).var(1).shape == (0,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no NumPy "mean of empty slice" noise
+        assert math.isnan(empty.mean().item())
+
+
+@needs_torch
+@pytest.mark.parametrize("kwargs", [{}, {"unbiased": False}, {"correction": 0}, {"dim": 1},
+                                    {"dim": 0, "correction": 2, "keepdim": True}])
+def test_var_std_mean_match_torch(kwargs):
+    x = np.random.default_rng(3).standard_normal((4, 3))
+    for op in ("var_mean", "std_mean"):
+        ours = getattr(gradlab, op)(gradlab.tensor(x), **kwargs)
+        theirs = getattr(torch, op)(torch.tensor(x), **kwargs)
+        for o, t in zip(ours, theirs):
+            np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-12)
+
+
+def test_var_old_positional_unbiased_form():
+    x = gradlab.tensor([1.0, 2.0, 3.0, 4.0])
+    assert x.var(False).item() == pytest.approx(1.25)
+    assert x.var(True).item() == pytest.approx(5 / 3)
+
+
+def test_too_few_values_warn_and_give_nan_or_inf_like_torch():
+    one_each = gradlab.tensor([[1.0], [2.0]])
+    with pytest.warns(UserWarning, match=r"var: degrees of freedom <= 0: correction=1 with only 1"):
+        assert np.isnan(one_each.var(1).numpy()).all()  # 0 / 0
+    pair = gradlab.tensor([[1.0, 2.0]])
+    with pytest.warns(UserWarning, match=r"std: degrees of freedom <= 0: correction=2"):
+        assert pair.std(1, correction=2).tolist() == [INF]  # 0.5 / 0
+
+
+# --- errors that teach ------------------------------------------------------------------------
+
+DIM_OPS = {
+    "sum": lambda x, d: x.sum(d), "mean": lambda x, d: x.mean(d), "prod": lambda x, d: x.prod(d),
+    "amax": lambda x, d: x.amax(d), "amin": lambda x, d: x.amin((0, d)),
+    "max": lambda x, d: x.max(d), "min": lambda x, d: x.min(d),
+    "argmax": lambda x, d: x.argmax(d), "argmin": lambda x, d: x.argmin(d),
+    "any": lambda x, d: x.any(d), "all": lambda x, d: x.all(d), "var": lambda x, d: x.var(d),
+    "std": lambda x, d: x.std(d), "logsumexp": lambda x, d: x.logsumexp(d),
+    "norm": lambda x, d: x.norm(dim=d), "cumsum": lambda x, d: x.cumsum(d),
+    "softmax": lambda x, d: x.softmax(d), "log_softmax": lambda x, d: x.log_softmax(d),
+}
+
+
+@pytest.mark.parametrize("op", sorted(DIM_OPS))
+@pytest.mark.parametrize("dim", [2, -3])
+def test_bad_dim_names_the_op_and_the_valid_range(op, dim):
+    x = gradlab.ones(2, 3)
+    with pytest.raises(IndexError, match=rf"^{op}: dimension {dim} is out of range .*\[-2, 1\]"):
+        DIM_OPS[op](x, dim)
+
+
+def test_repeated_dim_is_an_error():
+    with pytest.raises(RuntimeError, match=r"sum: dim \(1, -1\) names a dimension twice"):
+        gradlab.ones(2, 3).sum((1, -1))
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax", "logsumexp"])
+def test_missing_dim_is_an_error_that_teaches(op):
+    with pytest.raises(TypeError, match=rf"{op}: dim is required.*{op}\(x, dim=-1\)"):
+        getattr(gradlab, op)(gradlab.ones(2, 3))
+    with pytest.raises(TypeError, match="dim is required"):
+        getattr(gradlab.ones(2, 3), op)()
+
+
+def test_cumsum_needs_a_dim():
+    with pytest.raises(TypeError, match=r"cumsum: dim is required.*cumsum\(x, dim=0\)"):
+        gradlab.ones(3).cumsum()
+
+
+@pytest.mark.parametrize("op", ["mean", "var", "std", "norm", "softmax", "log_softmax"])
+def test_integer_input_asks_for_a_float(op):
+    args = (0,) if "softmax" in op else ()
+    with pytest.raises(RuntimeError, match=rf"{op}: expected a floating point tensor, got "
+                                           rf"gradlab.int64 with shape \(2,\).*\.float\(\)"):
+        getattr(gradlab, op)(gradlab.tensor([1, 2]), *args)
+
+
+def test_prod_over_several_dims_points_to_chaining():
+    with pytest.raises(TypeError, match=r"prod: dim must be one int, got \(0, 1\).*prod\(1\)"):
+        gradlab.ones(2, 3).prod((0, 1))
+
+
+@pytest.mark.parametrize("fn,err,msg", [
+    (lambda: gradlab.zeros(0).max(), RuntimeError, r"max: the input of shape \(0,\) is empty"),
+    (lambda: gradlab.zeros(0, 3).amin(0), IndexError,
+     r"amin: dim 0 of the input of shape \(0, 3\) has size 0"),
+    (lambda: gradlab.zeros(2, 0).max(1), IndexError, r"max: dim 1 .* has size 0"),
+    (lambda: gradlab.zeros(0).argmax(), RuntimeError, "argmax: .* is empty"),
+    (lambda: gradlab.zeros(0).norm(INF), RuntimeError, "norm: .* is empty"),
+])
+def test_picking_from_nothing_is_an_error(fn, err, msg):
+    with pytest.raises(err, match=msg):
+        fn()
+
+
+def test_unbiased_and_correction_together_is_an_error():
+    with pytest.raises(TypeError, match="var: pass unbiased= or correction=, not both"):
+        gradlab.ones(3).var(unbiased=True, correction=0)
+
+
+@pytest.mark.parametrize("p", ["nuc", -2, "max"])
+def test_unsupported_norm_order(p):
+    with pytest.raises(ValueError, match=rf"norm: p={p!r} is not supported"):
+        gradlab.ones(3).norm(p)
+
+
+# --- properties over shapes and dims ----------------------------------------------------------
+
+@st.composite
+def shape_and_dims(draw):
+    """A shape, then None, one dim or a tuple of distinct dims, each maybe negative."""
+    shape = draw(hnp.array_shapes(min_dims=0, max_dims=4, min_side=1, max_side=4))
+    n = len(shape)
+    kind = draw(st.sampled_from(["none", "int", "tuple"])) if n else "none"
+    if kind == "none":
+        return shape, None
+    picked = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=n, unique=True))
+    signed = [d - n if draw(st.booleans()) else d for d in picked]
+    return shape, signed[0] if kind == "int" else tuple(signed)
+
+
+@settings(max_examples=80, deadline=None)
+@given(case=shape_and_dims(), keepdim=st.booleans(),
+       op=st.sampled_from(["sum", "mean", "amax", "var"]))
+def test_reductions_match_numpy_values_and_gradients(case, keepdim, op):
+    shape, dim = case
+    x_np = np.random.default_rng(len(shape)).standard_normal(shape)
+    axis = dim if dim is None or isinstance(dim, int) else tuple(d % len(shape) for d in dim)
+    x = gradlab.tensor(x_np, requires_grad=True)
+    kwargs = {"unbiased": False} if op == "var" else {}
+    out = getattr(x, op)(dim, keepdim=keepdim, **kwargs) if dim is not None else \
+        getattr(x, op)(keepdim=keepdim, **kwargs)
+    want = getattr(np, op)(x_np, axis=axis, keepdims=keepdim)
+    assert tuple(out.shape) == np.shape(want)
+    np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-10, atol=1e-12)
+    out.sum().backward()
+    count = x_np.size // max(np.size(want), 1)
+    local = {"sum": np.ones_like(x_np), "mean": np.full_like(x_np, 1 / count),
+             "amax": (x_np == np.amax(x_np, axis=axis, keepdims=True)).astype(float),
+             "var": 2 * (x_np - x_np.mean(axis=axis, keepdims=True)) / count}[op]
+    np.testing.assert_allclose(x.grad.numpy(), local, rtol=1e-10, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4),
+       data=st.data(), shift=st.floats(-50, 50))
+def test_softmax_sums_to_one_and_ignores_shifts(shape, data, shift):
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    x_np = np.random.default_rng(0).standard_normal(shape)
+    y = gradlab.tensor(x_np).softmax(dim).numpy()
+    np.testing.assert_allclose(y.sum(axis=dim), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(gradlab.tensor(x_np + shift).softmax(dim).numpy(), y,
+                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(gradlab.tensor(x_np).log_softmax(dim).numpy(), np.log(y),
+                               rtol=1e-9, atol=1e-12)

@@ -1,0 +1,293 @@
+"""Making tensors: from data (with PyTorch's dtype inference), filled, ranges, random, *_like."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gradlab
+from tests.oracle import needs_torch, torch
+
+# --- dtype inference, as PyTorch does it ---------------------------------------------------------
+
+INFERENCE = [
+    ("python float", lambda lib: lib.tensor(1.5), "float32"),
+    ("python int", lambda lib: lib.tensor(3), "int64"),
+    ("python bool", lambda lib: lib.tensor(True), "bool"),
+    ("ints and floats", lambda lib: lib.tensor([1, 2.5]), "float32"),
+    ("bools and ints", lambda lib: lib.tensor([True, 2]), "int64"),
+    ("empty list", lambda lib: lib.tensor([]), "float32"),
+    ("nested", lambda lib: lib.tensor([[1, 2], [3, 4]]), "int64"),
+    ("numpy float64", lambda lib: lib.tensor(np.array([1.0])), "float64"),
+    ("numpy int32", lambda lib: lib.tensor(np.array([1], dtype=np.int32)), "int32"),
+    ("numpy float16", lambda lib: lib.tensor(np.ones(2, np.float16)), "float16"),
+    ("numpy bool", lambda lib: lib.tensor(np.array([True])), "bool"),
+    ("numpy scalar", lambda lib: lib.tensor(np.float64(1.0)), "float64"),
+    ("numpy int32 scalar", lambda lib: lib.tensor(np.int32(3)), "int32"),
+    ("list of numpy scalars", lambda lib: lib.tensor([np.float64(1), np.float64(2)]),
+     "float64"),
+    ("list of numpy arrays", lambda lib: lib.tensor([np.ones(2), np.zeros(2)]), "float64"),
+    ("explicit dtype", lambda lib: lib.tensor([1, 2], dtype=lib.float64), "float64"),
+    ("as_tensor of floats", lambda lib: lib.as_tensor([1.5, 2]), "float32"),
+    ("as_tensor of numpy", lambda lib: lib.as_tensor(np.arange(3, dtype=np.int32)), "int32"),
+]
+
+
+@pytest.mark.parametrize("make, expected", [(m, e) for _, m, e in INFERENCE],
+                         ids=[i for i, _, _ in INFERENCE])
+def test_dtype_inference(make, expected):
+    assert make(gradlab).dtype.name == expected
+
+
+@needs_torch
+@pytest.mark.filterwarnings("ignore:Creating a tensor from a list of numpy")
+@pytest.mark.parametrize("make", [m for _, m, _ in INFERENCE], ids=[i for i, _, _ in INFERENCE])
+def test_dtype_inference_matches_torch(make):
+    t = make(torch)
+    g = make(gradlab)
+    assert g.dtype.name == str(t.dtype).replace("torch.", "")
+    assert tuple(g.shape) == tuple(t.shape)
+
+
+def test_default_dtype_applies_to_python_floats():
+    gradlab.set_default_dtype(gradlab.float64)
+    try:
+        assert gradlab.tensor(1.5).dtype is gradlab.float64
+        assert gradlab.zeros(2).dtype is gradlab.float64
+        assert gradlab.tensor(2).dtype is gradlab.int64
+        assert gradlab.get_default_dtype() is gradlab.float64
+    finally:
+        gradlab.set_default_dtype(gradlab.float32)
+    with pytest.raises(TypeError, match="only floating dtypes"):
+        gradlab.set_default_dtype(gradlab.int64)
+
+
+def test_tensor_copies_its_data():
+    a = np.zeros(3)
+    t = gradlab.tensor(a)
+    a[0] = 5
+    assert t.tolist() == [0.0, 0.0, 0.0]
+    s = gradlab.ones(2)
+    c = gradlab.tensor(s)
+    assert c is not s and not np.shares_memory(c.numpy(), s.numpy())
+    assert not gradlab.tensor(gradlab.ones(2, requires_grad=True)).requires_grad
+
+
+def test_tensor_from_a_list_of_tensors():
+    t = gradlab.tensor([gradlab.tensor(1.0), gradlab.tensor(2.0)])
+    assert t.tolist() == [1.0, 2.0] and t.dtype is gradlab.float32
+
+
+def test_tensor_options():
+    t = gradlab.tensor([1.0, 2.0], dtype=gradlab.float64, device="cpu", requires_grad=True,
+                       name="w")
+    assert t.dtype is gradlab.float64 and t.device == "cpu" and t.requires_grad
+    assert t.name == "w" and t.is_leaf
+
+
+def test_ragged_lists_explain():
+    with pytest.raises(ValueError, match=r"rectangular.*\[\[1\], \[1, 2\]\]"):
+        gradlab.tensor([[1], [1, 2]])
+
+
+def test_non_numbers_explain():
+    with pytest.raises(TypeError, match=r"must be numbers"):
+        gradlab.tensor([1, None])
+    with pytest.raises(TypeError, match="no dtype for NumPy's complex128"):
+        gradlab.tensor([1j])
+
+
+def test_python_ints_beyond_int64_explain():
+    with pytest.raises(RuntimeError, match=r"9223372036854775808 is out of range for int64"):
+        gradlab.tensor(2 ** 63)
+    assert gradlab.tensor(2 ** 63 - 1).item() == 2 ** 63 - 1
+
+
+def test_as_tensor_shares_memory_when_it_can():
+    a = np.zeros(3)
+    t = gradlab.as_tensor(a)
+    a[1] = 4.0
+    assert t.tolist() == [0.0, 4.0, 0.0]
+    converted = gradlab.as_tensor(a, dtype=gradlab.float32)  # a conversion must copy
+    a[2] = 1.0
+    assert converted.tolist() == [0.0, 4.0, 0.0]
+    s = gradlab.ones(2)
+    assert gradlab.as_tensor(s) is s
+    assert gradlab.as_tensor(s, dtype=gradlab.float64).dtype is gradlab.float64
+
+
+def test_from_numpy_shares_memory_both_ways():
+    a = np.zeros(3, dtype=np.float32)
+    t = gradlab.from_numpy(a)
+    t.add_(1)
+    assert a.tolist() == [1.0, 1.0, 1.0]
+    a[0] = 5.0
+    assert t.tolist() == [5.0, 1.0, 1.0]
+    assert t.dtype is gradlab.float32
+
+
+def test_from_numpy_keeps_strides():
+    a = np.ones((3, 4)).T
+    t = gradlab.from_numpy(a)
+    assert t.shape == (4, 3) and t.stride() == (1, 4)
+
+
+def test_from_numpy_errors():
+    with pytest.raises(TypeError, match="expected a numpy.ndarray, got list"):
+        gradlab.from_numpy([1.0])
+    with pytest.raises(TypeError, match=r"int8 has no gradlab equivalent.*astype"):
+        gradlab.from_numpy(np.zeros(2, np.int8))
+
+
+# --- filled tensors and ranges -------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn, value", [(gradlab.zeros, 0.0), (gradlab.ones, 1.0),
+                                       (gradlab.empty, None)])
+def test_filled(fn, value):
+    for t in (fn(2, 3), fn((2, 3)), fn([2, 3])):
+        assert t.shape == (2, 3) and t.dtype is gradlab.float32
+        if value is not None:
+            assert t.tolist() == [[value] * 3] * 2
+    assert fn(()).shape == ()
+    assert fn(0, 2).shape == (0, 2)
+    assert fn(2, dtype=gradlab.int64).dtype is gradlab.int64
+    assert fn(2, requires_grad=True).requires_grad
+
+
+def test_negative_sizes_explain():
+    with pytest.raises(RuntimeError, match=r"negative dimension in size \(2, -1\)"):
+        gradlab.zeros(2, -1)
+
+
+def test_full_infers_dtype_from_the_value():
+    assert gradlab.full((2,), 3).dtype is gradlab.int64
+    assert gradlab.full((2,), 3.0).dtype is gradlab.float32
+    assert gradlab.full((2,), True).dtype is gradlab.bool
+    assert gradlab.full((2, 2), 7.0).tolist() == [[7.0, 7.0], [7.0, 7.0]]
+    assert gradlab.full((2,), 3, dtype=gradlab.float64).dtype is gradlab.float64
+
+
+@needs_torch
+@pytest.mark.parametrize("args", [(5,), (1, 4), (0, 1, 0.1), (1, 2.5, 0.5), (5, 0, -1),
+                                  (-1.0, 1.0, 0.25), (5.0,), (0, 10, 3)])
+def test_arange_matches_torch(args):
+    ours, theirs = gradlab.arange(*args), torch.arange(*args)
+    assert ours.dtype.name == str(theirs.dtype).replace("torch.", "")
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def test_arange():
+    assert gradlab.arange(5).tolist() == [0, 1, 2, 3, 4]
+    assert gradlab.arange(5).dtype is gradlab.int64
+    assert gradlab.arange(1, 2.5, 0.5).tolist() == [1.0, 1.5, 2.0]
+    assert gradlab.arange(5, 0, -2).tolist() == [5, 3, 1]
+    assert gradlab.arange(3, dtype=gradlab.float64).dtype is gradlab.float64
+
+
+def test_arange_errors():
+    with pytest.raises(RuntimeError, match="step must be nonzero"):
+        gradlab.arange(0, 5, 0)
+    with pytest.raises(RuntimeError, match=r"never gets there.*arange\(5, 0, -1\)"):
+        gradlab.arange(5, 0, 1)
+
+
+def test_linspace_and_eye():
+    t = gradlab.linspace(0, 1, 5)
+    assert t.dtype is gradlab.float32 and t.tolist() == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert gradlab.linspace(2, 3, 1).tolist() == [2.0]
+    assert gradlab.eye(3).tolist() == np.eye(3).tolist()
+    assert gradlab.eye(2, 3).shape == (2, 3)
+    assert gradlab.eye(2, dtype=gradlab.int64).dtype is gradlab.int64
+
+
+# --- random --------------------------------------------------------------------------------------
+
+def test_rand_randn_shapes_dtypes_and_ranges():
+    u = gradlab.rand(1000)
+    assert u.dtype is gradlab.float32 and u.shape == (1000,)
+    assert 0.0 <= u.numpy().min() and u.numpy().max() < 1.0
+    assert abs(u.numpy().mean() - 0.5) < 0.05
+    z = gradlab.randn(2000, dtype=gradlab.float64)
+    assert z.dtype is gradlab.float64
+    assert abs(z.numpy().mean()) < 0.1 and abs(z.numpy().std() - 1) < 0.1
+    assert gradlab.rand((2, 3)).shape == (2, 3)
+    for dtype in (gradlab.float16, gradlab.bfloat16):
+        assert gradlab.randn(3, dtype=dtype).dtype is dtype
+    assert gradlab.randn(2, requires_grad=True).requires_grad
+
+
+def test_random_floats_refuse_integer_dtypes():
+    with pytest.raises(RuntimeError, match=r"rand: .*int64 tensor can't hold.*randint"):
+        gradlab.rand(2, dtype=gradlab.int64)
+    with pytest.raises(RuntimeError, match=r"randn: .*int32"):
+        gradlab.randn(2, dtype=gradlab.int32)
+    with pytest.raises(RuntimeError, match="rand: "):
+        gradlab.rand_like(gradlab.zeros(2, dtype=gradlab.int64))
+
+
+def test_randint():
+    t = gradlab.randint(3, 10, (500,))
+    assert t.dtype is gradlab.int64 and t.shape == (500,)
+    assert t.numpy().min() >= 3 and t.numpy().max() <= 9
+    assert set(t.tolist()) == set(range(3, 10))  # 500 draws cover all 7 values
+    assert gradlab.randint(10, (3,)).numpy().max() < 10
+    assert gradlab.randint(10, size=(2, 2)).shape == (2, 2)
+    assert gradlab.randint(0, 2, (3,), dtype=gradlab.float32).dtype is gradlab.float32
+
+
+def test_randint_errors():
+    with pytest.raises(RuntimeError, match=r"\[5, 5\) is empty"):
+        gradlab.randint(5, 5, (3,))
+    with pytest.raises(TypeError, match="size is required"):
+        gradlab.randint(0, 10)
+
+
+def test_normal():
+    z = gradlab.normal(2.0, 3.0, (4000,))
+    assert z.shape == (4000,) and z.dtype is gradlab.float32
+    assert abs(z.numpy().mean() - 2) < 0.2 and abs(z.numpy().std() - 3) < 0.2
+    m = gradlab.normal(gradlab.tensor([0.0, 100.0]), 0.001)
+    np.testing.assert_allclose(m.numpy(), [0.0, 100.0], atol=0.01)
+    s = gradlab.normal(gradlab.zeros(3), gradlab.ones(3))
+    assert s.shape == (3,)
+    with pytest.raises(RuntimeError, match="std must be >= 0"):
+        gradlab.normal(0.0, -1.0, (2,))
+    with pytest.raises(TypeError, match="give size"):
+        gradlab.normal(0.0, 1.0)
+
+
+def test_randperm():
+    p = gradlab.randperm(10)
+    assert p.dtype is gradlab.int64 and sorted(p.tolist()) == list(range(10))
+
+
+# --- *_like --------------------------------------------------------------------------------------
+
+LIKE = [
+    (gradlab.zeros_like, (), lambda a: (a == 0).all()),
+    (gradlab.ones_like, (), lambda a: (a == 1).all()),
+    (gradlab.empty_like, (), lambda a: True),
+    (gradlab.full_like, (7,), lambda a: (a == 7).all()),
+    (gradlab.rand_like, (), lambda a: ((0 <= a) & (a < 1)).all()),
+    (gradlab.randn_like, (), lambda a: np.isfinite(a).all()),
+]
+
+
+@pytest.mark.parametrize("fn, args, check", LIKE, ids=[f[0].__name__ for f in LIKE])
+def test_like_keeps_shape_dtype_and_device(fn, args, check):
+    src = gradlab.zeros(2, 3, dtype=gradlab.float64)
+    out = fn(src, *args)
+    assert out.shape == (2, 3) and out.dtype is gradlab.float64 and out.device == src.device
+    assert check(out.numpy())
+    assert not out.requires_grad
+    assert fn(src, *args, dtype=gradlab.float32).dtype is gradlab.float32
+    assert fn(src, *args, requires_grad=True).requires_grad
+
+
+def test_integer_likes():
+    src = gradlab.zeros(2, 3, dtype=gradlab.int64)
+    assert gradlab.zeros_like(src).dtype is gradlab.int64
+    assert gradlab.full_like(src, 4).tolist() == [[4] * 3] * 2
+    r = gradlab.randint_like(src, 5)
+    assert r.dtype is gradlab.int64 and r.shape == (2, 3) and r.numpy().max() < 5
+    assert gradlab.randint_like(src, 2, 4).numpy().min() >= 2

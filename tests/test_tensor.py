@@ -1,0 +1,405 @@
+"""The Tensor itself: attributes, conversions, names, repr (against PyTorch) and interop."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import gradlab
+from gradlab.storage import Storage
+from tests.oracle import needs_torch, torch
+
+
+def fake_cuda_tensor(values=(1.0, 2.0)):
+    """A tensor that claims to live on cuda:0 (its data is NumPy): for the device errors."""
+    data = np.asarray(values, dtype=np.float32)
+    return gradlab.Tensor._make(data, Storage(data.nbytes, gradlab.device("cuda", 0)), None,
+                                0, False)
+
+
+# --- shape and metadata -----------------------------------------------------------------------
+
+def test_shape_size_ndim_numel():
+    t = gradlab.zeros(2, 3, 4)
+    assert t.shape == (2, 3, 4) and isinstance(t.shape, gradlab.Size)
+    assert t.size() == t.shape
+    assert (t.size(0), t.size(1), t.size(-1)) == (2, 3, 4)
+    assert t.ndim == t.dim() == 3
+    assert t.numel() == 24 == t.shape.numel()
+    assert repr(t.shape) == "gradlab.Size([2, 3, 4])"
+    assert t.dtype is gradlab.float32
+    assert t.device == gradlab.device("cpu") and t.device.type == "cpu"
+
+
+def test_size_of_a_missing_dim_names_the_range():
+    with pytest.raises(IndexError, match=r"size: dimension 3 .* 3 dimension.*\[-3, 2\]"):
+        gradlab.zeros(2, 3, 4).size(3)
+
+
+def test_zero_dim_tensor():
+    t = gradlab.tensor(2.5)
+    assert t.shape == () and t.ndim == 0 and t.numel() == 1
+    assert t.item() == 2.5
+    with pytest.raises(TypeError, match="len"):
+        len(t)
+
+
+def test_transposes():
+    t = gradlab.arange(24).reshape(2, 3, 4)
+    m = gradlab.arange(6).reshape(2, 3)
+    assert m.T.shape == (3, 2)
+    np.testing.assert_array_equal(m.T.numpy(), m.numpy().T)
+    assert t.T.shape == (4, 3, 2)
+    assert t.mT.shape == (2, 4, 3)
+    np.testing.assert_array_equal(t.mT.numpy(), np.swapaxes(t.numpy(), -1, -2))
+
+
+def test_item_returns_python_numbers():
+    assert type(gradlab.tensor(3).item()) is int
+    assert type(gradlab.tensor(2.5).item()) is float
+    assert type(gradlab.tensor(True).item()) is bool
+    assert gradlab.tensor([[7.0]]).item() == 7.0
+
+
+def test_item_of_many_values_explains():
+    with pytest.raises(RuntimeError, match=r"6 elements .*\(2, 3\).*Fix: reduce"):
+        gradlab.zeros(2, 3).item()
+
+
+def test_tolist():
+    assert gradlab.tensor([[1, 2], [3, 4]]).tolist() == [[1, 2], [3, 4]]
+    assert gradlab.tensor(1.5).tolist() == 1.5
+    assert gradlab.tensor([True, False]).tolist() == [True, False]
+
+
+def test_numpy_shares_memory():
+    t = gradlab.tensor([1.0, 2.0])
+    a = t.numpy()
+    a[0] = 10.0
+    assert t.tolist() == [10.0, 2.0]
+
+
+def test_numpy_refuses_tensors_that_require_grad():
+    t = gradlab.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"requires grad.*detach\(\)\.numpy\(\)"):
+        t.numpy()
+    assert t.detach().numpy().tolist() == [1.0, 1.0]
+
+
+def test_numpy_refuses_cuda_tensors():
+    with pytest.raises(TypeError, match=r"cuda:0 tensor to NumPy.*\.cpu\(\)\.numpy\(\)"):
+        fake_cuda_tensor().numpy()
+
+
+def test_detach_shares_memory_and_leaves_the_graph():
+    x = gradlab.ones(3, requires_grad=True)
+    y = x * 2
+    d = y.detach()
+    assert d.grad_fn is None and not d.requires_grad and d.is_leaf
+    d.numpy()[0] = 100.0
+    assert y.detach().tolist() == [100.0, 2.0, 2.0]
+
+
+def test_clone_copies_and_is_differentiable():
+    x = gradlab.tensor([1.0, 2.0], requires_grad=True)
+    c = x.clone()
+    assert c.grad_fn is not None and c.grad_fn.name() == "CloneBackward0"
+    c.detach().numpy()[0] = 50.0
+    assert x.detach().tolist() == [1.0, 2.0]
+    (c * 3).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+
+
+def test_contiguous():
+    m = gradlab.arange(6.0).reshape(2, 3)
+    assert m.contiguous() is m
+    t = m.T
+    assert not t.is_contiguous()
+    c = t.contiguous()
+    assert c.is_contiguous() and c.tolist() == t.tolist()
+
+
+def test_to_dtype_device_and_other():
+    t = gradlab.tensor([1.5, 2.5])
+    assert t.to(gradlab.float64).dtype is gradlab.float64
+    assert t.to(dtype=gradlab.int32).tolist() == [1, 2]
+    assert t.to(np.float64).dtype is gradlab.float64
+    assert t.to(np.dtype("float16")).dtype is gradlab.float16
+    assert t.to("cpu", gradlab.float64).dtype is gradlab.float64
+    assert t.to(gradlab.ones(1, dtype=gradlab.float64)).dtype is gradlab.float64
+    # Nothing to change: the same tensor, as in PyTorch; copy=True forces a new one.
+    assert t.to("cpu") is t and t.to(gradlab.float32) is t and t.cpu() is t
+    assert t.to(gradlab.float32, copy=True) is not t
+
+
+def test_dtype_shortcuts():
+    t = gradlab.tensor([1.7, -2.2, 0.0])
+    expected = {"float": "float32", "double": "float64", "half": "float16",
+                "bfloat16": "bfloat16", "long": "int64", "int": "int32", "bool": "bool"}
+    for method, name in expected.items():
+        assert getattr(t, method)().dtype.name == name, method
+    assert t.long().tolist() == [1, -2, 0]  # truncation toward zero
+    assert t.bool().tolist() == [True, True, False]
+
+
+def test_casting_keeps_the_gradient_flowing():
+    x = gradlab.tensor([1.0, 2.0], requires_grad=True)
+    y = x.double() * 3
+    assert y.dtype is gradlab.float64
+    y.sum().backward()
+    assert x.grad.dtype is gradlab.float32 and x.grad.tolist() == [3.0, 3.0]
+
+
+def test_casting_to_an_integer_cuts_the_graph():
+    x = gradlab.tensor([1.0, 2.0], requires_grad=True)
+    assert not x.long().requires_grad
+
+
+def test_type_names():
+    assert gradlab.zeros(1).type() == "gradlab.FloatTensor"
+    assert gradlab.zeros(1, dtype=gradlab.int64).type() == "gradlab.LongTensor"
+
+
+def test_python_conversions():
+    assert int(gradlab.tensor(2.7)) == 2 and float(gradlab.tensor(2)) == 2.0
+    assert bool(gradlab.tensor([1.0])) and not bool(gradlab.tensor(0))
+    assert [10, 20, 30][gradlab.tensor(1)] == 20
+    assert f"{gradlab.tensor(2.5):.2f}" == "2.50"
+    with pytest.raises(RuntimeError, match="ambiguous"):
+        bool(gradlab.ones(2))
+    with pytest.raises(TypeError, match="integer tensors"):
+        [1, 2][gradlab.tensor(1.0)]
+
+
+# --- requires_grad and leaves -------------------------------------------------------------------
+
+def test_requires_grad_and_leaves():
+    x = gradlab.ones(2)
+    assert not x.requires_grad and x.is_leaf and x.grad is None and x.grad_fn is None
+    assert x.requires_grad_() is x and x.requires_grad and x.is_leaf
+    y = x * 2
+    assert y.requires_grad and not y.is_leaf and y.grad_fn.name() == "MulBackward0"
+    assert y.grad_fn.op == "mul"
+    z = gradlab.ones(2) * 2  # no input requires grad: a leaf again
+    assert z.is_leaf and not z.requires_grad
+    x.requires_grad_(False)
+    assert not x.requires_grad
+
+
+def test_integer_tensors_cannot_require_grad():
+    with pytest.raises(RuntimeError, match=r"floating point.*int64.*\.float\(\)"):
+        gradlab.tensor([1, 2], requires_grad=True)
+    with pytest.raises(RuntimeError, match="floating point.*bool"):
+        gradlab.tensor([True]).requires_grad_()
+
+
+def test_non_leaf_requires_grad_cannot_be_switched_off():
+    y = gradlab.ones(2, requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match=r"leaf tensors.*'mul'.*detach\(\)"):
+        y.requires_grad = False
+
+
+def test_assigning_grad_is_checked():
+    x = gradlab.zeros(2, 3, requires_grad=True)
+    x.grad = gradlab.ones(2, 3)
+    assert x.grad.tolist() == [[1.0] * 3] * 2
+    with pytest.raises(RuntimeError, match=r"shape \(3,\).*\(2, 3\)"):
+        x.grad = gradlab.ones(3)
+    with pytest.raises(RuntimeError, match="dtype gradlab.float64"):
+        x.grad = gradlab.ones(2, 3, dtype=gradlab.float64)
+    with pytest.raises(TypeError, match="Tensor or None"):
+        x.grad = [1.0]
+    x.grad = None
+    assert x.grad is None
+
+
+# --- names --------------------------------------------------------------------------------------
+
+def test_display_name():
+    w = gradlab.tensor([1.0, 2.0], name="w")
+    assert w.name == "w"
+    assert repr(w) == "tensor([1., 2.], name='w')"
+    assert gradlab.Tensor([1.0], name="b").name == "b"
+    assert gradlab.tensor([1.0]).name is None
+    assert w.detach().name == "w"
+    w.name = "weight"
+    assert "name='weight'" in repr(w)
+    p = gradlab.tensor([1.0], requires_grad=True, name="p")
+    assert repr(p) == "tensor([1.], requires_grad=True, name='p')"
+
+
+def test_copy_and_pickle_keep_values_dtype_grad_flag_and_name():
+    x = gradlab.tensor([1.0, 2.0], dtype=gradlab.float64, requires_grad=True, name="x")
+    x.grad = gradlab.ones(2, dtype=gradlab.float64)
+    for y in (copy.deepcopy(x), pickle.loads(pickle.dumps(x))):
+        assert y is not x and y.tolist() == [1.0, 2.0] and y.dtype is gradlab.float64
+        assert y.requires_grad and y.name == "x"
+    assert copy.deepcopy(x).grad.tolist() == [1.0, 1.0]
+    with pytest.raises(RuntimeError, match="only leaf tensors support deepcopy"):
+        copy.deepcopy(x * 2)
+    b = pickle.loads(pickle.dumps(gradlab.ones(2, dtype=gradlab.bfloat16)))
+    assert b.dtype is gradlab.bfloat16
+
+
+# --- repr, compared with PyTorch's ----------------------------------------------------------------
+
+REPR_CASES = [
+    "lib.tensor([1.5, 2.25, -3.0])",
+    "lib.tensor([[1., 2., 3.], [40., 5., 6.]])",
+    "lib.tensor([1, 2, 300])",
+    "lib.tensor([[1, 2], [3, -40]])",
+    "lib.tensor([True, False])",
+    "lib.tensor(3.5)",
+    "lib.tensor(-2)",
+    "lib.tensor([])",
+    "lib.zeros(0, 3)",
+    "lib.zeros(2, 0, dtype=lib.float64, requires_grad=True)",
+    "lib.arange(2000).float()",
+    "lib.arange(2000)",
+    "lib.arange(10000).reshape(100, 100)",
+    "lib.arange(3000.).reshape(3, 1000)",
+    "lib.ones(3, 40)",
+    "lib.arange(30).float().reshape(3, 10) * 1.111",
+    "lib.ones(2, requires_grad=True)",
+    "lib.ones(2, requires_grad=True) * 2",
+    "lib.tensor([1.0, 2.0], dtype=lib.float64)",
+    "lib.tensor(1.0, dtype=lib.float64, requires_grad=True)",
+    "lib.tensor([1.0, 2.5], dtype=lib.float16)",
+    "lib.tensor([1.0, 2.0], dtype=lib.bfloat16)",
+    "lib.tensor([1, 2], dtype=lib.int32)",
+    "lib.tensor([1e-5, 1.0, 1e5])",
+    "lib.tensor([1e10, 1.0])",
+    "lib.tensor([1e-10, 1.0])",
+    "lib.tensor([float('nan'), float('inf'), -float('inf'), 1.5])",
+    "lib.tensor([float('inf'), 1.0])",
+    "lib.tensor([0.1, 0.25])",
+    "lib.tensor([[0.1234567, 12.5], [3.0, -4.0]])",
+    "lib.tensor([-0.0, 1.0])",
+    "lib.tensor([100.5, 2.0])",
+    "lib.tensor([[[1.]]])",
+    "lib.linspace(0, 1, 13).reshape(13, 1)",
+    "lib.tensor([1.0, 2.0]).sum()",
+    "(lib.tensor([[1., 2.]], dtype=lib.float64).T * lib.ones(1, 50, dtype=lib.float64,"
+    " requires_grad=True))",
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("expr", REPR_CASES)
+def test_repr_matches_torch(expr):
+    ours = repr(eval(expr, {"lib": gradlab}))
+    theirs = repr(eval(expr, {"lib": torch})).replace("torch.", "gradlab.")
+    assert ours == theirs
+
+
+@needs_torch
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), dtype=st.sampled_from(["float32", "float64", "int64", "bool"]))
+def test_repr_matches_torch_for_random_tensors(data, dtype):
+    shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=12))
+    scale = data.draw(st.sampled_from([1e-6, 1e-2, 1.0, 1e3, 1e9]))
+    if dtype == "bool":
+        elements = st.booleans()
+    elif dtype == "int64":
+        elements = st.integers(-10 ** 6, 10 ** 6)
+    else:
+        elements = st.one_of(st.floats(-10, 10, width=32).map(lambda v: v * scale),
+                             st.integers(-50, 50).map(float), st.just(0.0))
+    values = data.draw(hnp.arrays(np.dtype(dtype), shape, elements=elements))
+    ours = repr(gradlab.tensor(values))
+    theirs = repr(torch.tensor(values)).replace("torch.", "gradlab.")
+    # "gradlab." is 2 characters longer than "torch.", so a suffix near column 80 may
+    # wrap in one and not the other: compare with suffixes joined onto one line.
+    assert _join_suffixes(ours) == _join_suffixes(theirs)
+
+
+def _join_suffixes(text: str) -> str:
+    return re.sub(r",\n\s+(?=(dtype|requires_grad|grad_fn|size|name)=)", ", ", text)
+
+
+def test_repr_examples():
+    """The same facts without PyTorch: alignment, suffixes, summarising."""
+    assert repr(gradlab.tensor([1, 2, 300])) == "tensor([  1,   2, 300])"
+    assert repr(gradlab.tensor([-1.5, 2.0])) == "tensor([-1.5000,  2.0000])"
+    assert repr(gradlab.tensor([1.0, 2.0], dtype=gradlab.float64)) == \
+        "tensor([1., 2.], dtype=gradlab.float64)"
+    assert repr(gradlab.zeros(0, 3)) == "tensor([], size=(0, 3))"
+    assert repr(gradlab.tensor([1e-5, 1.0])) == "tensor([1.0000e-05, 1.0000e+00])"
+    x = gradlab.tensor([1.0], requires_grad=True)
+    assert repr(x * 2) == "tensor([2.], grad_fn=<MulBackward0>)"
+    big = repr(gradlab.arange(2000))
+    assert big == "tensor([   0,    1,    2,  ..., 1997, 1998, 1999])"
+    assert repr(gradlab.tensor([], dtype=gradlab.int64)) == "tensor([], dtype=gradlab.int64)"
+    # a suffix that would pass column 80 goes on a new line
+    wide = gradlab.tensor([1.0, 0.0, 0.0, 1.0, -1.0, 1.0, -2.0, 0.0, -1.0, 0.0],
+                          dtype=gradlab.float64)
+    assert repr(wide) == ("tensor([ 1.,  0.,  0.,  1., -1.,  1., -2.,  0., -1.,  0.],\n"
+                          "       dtype=gradlab.float64)")
+
+
+def test_repr_follows_the_default_dtype():
+    gradlab.set_default_dtype(gradlab.float64)
+    try:
+        assert repr(gradlab.tensor([1.0, 2.0])) == "tensor([1., 2.])"
+        assert repr(gradlab.tensor([1.0], dtype=gradlab.float32)) == \
+            "tensor([1.], dtype=gradlab.float32)"
+    finally:
+        gradlab.set_default_dtype(gradlab.float32)
+
+
+# --- interop: __array__ and DLPack --------------------------------------------------------------
+
+def test_np_asarray_shares_memory():
+    t = gradlab.tensor([1.0, 2.0, 3.0])
+    a = np.asarray(t)
+    a[0] = 9.0
+    assert t.tolist() == [9.0, 2.0, 3.0]
+    assert np.asarray(t, dtype=np.float64).dtype == np.float64
+    assert np.array(t, copy=True) is not t.numpy()
+
+
+def test_numpy_from_dlpack_shares_memory():
+    t = gradlab.tensor([1.0, 2.0])
+    n = np.from_dlpack(t)
+    n[1] = 7.0
+    assert t.tolist() == [1.0, 7.0]
+
+
+def test_gradlab_from_dlpack_shares_memory_with_numpy():
+    arr = np.arange(3.0)
+    t = gradlab.from_dlpack(arr)
+    assert t.dtype is gradlab.float64
+    t.add_(1)
+    assert arr.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_dlpack_refuses_tensors_that_require_grad():
+    with pytest.raises(RuntimeError, match=r"requires grad through DLPack.*detach"):
+        np.from_dlpack(gradlab.ones(2, requires_grad=True))
+
+
+@needs_torch
+def test_torch_from_dlpack_shares_memory():
+    t = gradlab.tensor([1.0, 2.0, 3.0])
+    tt = torch.from_dlpack(t)
+    tt[2] = 5.0
+    assert t.tolist() == [1.0, 2.0, 5.0]
+    strided = torch.from_dlpack(gradlab.ones(3, 4).T)
+    assert strided.shape == (4, 3) and strided.stride() == (1, 4)
+
+
+@needs_torch
+def test_gradlab_from_dlpack_shares_memory_with_torch():
+    src = torch.arange(4.0)
+    t = gradlab.from_dlpack(src)
+    assert t.dtype is gradlab.float32
+    t.mul_(2)
+    assert src.tolist() == [0.0, 2.0, 4.0, 6.0]
+    assert gradlab.from_dlpack(torch.arange(3)).dtype is gradlab.int64
