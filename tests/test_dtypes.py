@@ -120,9 +120,6 @@ def test_only_floating_tensors_can_require_grad(name):
             t.requires_grad_()
 
 
-@pytest.mark.xfail(strict=True, reason="ops/_util.py and elementwise.PowScalar: a Python "
-                   "float reaches NumPy as is, and ml_dtypes computes bfloat16 op float in "
-                   "float32")
 def test_bfloat16_with_python_floats_stays_bfloat16():
     b = gradlab.ones(2, dtype=gradlab.bfloat16)
     assert (b * 2.5).dtype is gradlab.bfloat16

@@ -112,9 +112,6 @@ def test_a_graph_freed_by_the_cycle_collector_balances_the_books():
     assert category("activation") == start_act
 
 
-@pytest.mark.xfail(strict=True, reason="function.py: SavedTensor has no __del__, so a graph "
-                   "dropped without backward never calls release_for_backward() and its "
-                   "live inputs stay counted as 'activation'")
 def test_dropping_an_unused_graph_returns_activation_bytes():
     x = gradlab.ones(1000, requires_grad=True)
     start = category("activation")

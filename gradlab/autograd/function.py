@@ -87,7 +87,7 @@ class SavedTensor:
             return self.tensor
         if self.output_nr is not None:
             return Tensor._make(self.data, storage, node, self.output_nr, True)
-        if self.data is None or isinstance(self.data, (int, float, bool)):
+        if self.data is None or isinstance(self.data, (int, float, bool, np.generic)):
             return self.data
         return Tensor._make(self.data, None, None, 0, False)
 
@@ -162,6 +162,11 @@ class Node:
     def name(self) -> str:
         """PyTorch's class-style name, e.g. ``MulBackward0``."""
         return self.fn.node_name
+
+    def __del__(self) -> None:
+        # A graph dropped without backward: its saved buffers stop counting as activations.
+        if self._saved is not None:
+            self.release_saved()
 
     def release_saved(self) -> None:
         """Free the saved tensors (after a backward without ``retain_graph``)."""
@@ -513,7 +518,7 @@ def _resolve_saved(item, args, outputs):
             if o.grad_fn is None:  # not differentiable: no need for a node reference
                 return SavedTensor(o, None, o._storage, None)
             return SavedTensor(None, o._data, o._storage, k)
-    if item is None or isinstance(item, (int, float, bool)):
+    if item is None or isinstance(item, (int, float, bool, _np_generic)):
         return SavedTensor(None, item, None, None)  # a number: unpacks as itself
     if isinstance(item, Tensor):
         return SavedTensor(item, None, item._storage, None)

@@ -111,8 +111,9 @@ def promote(a, b):
 
 def _scalar_fits(dtype, value) -> bool:
     """Does a Python scalar leave ``dtype`` unchanged under promotion?"""
-    if dtype.category == 2:  # float tensors absorb any Python number
-        return True
+    if dtype.category == 2:  # float tensors absorb any Python number ...
+        # ... except bfloat16: ml_dtypes computes bfloat16 * 2.5 in float32.
+        return dtype is not _dt.bfloat16 or not isinstance(value, float)
     if isinstance(value, bool):
         return True
     if isinstance(value, int):
@@ -121,6 +122,8 @@ def _scalar_fits(dtype, value) -> bool:
 
 
 def _cast_scalar(value, dtype):
+    if dtype is _dt.bfloat16:
+        return dtype.np.type(value)  # a bfloat16 scalar keeps NumPy in bfloat16
     if dtype.is_floating_point:
         return float(value)
     if dtype is _dt.bool:

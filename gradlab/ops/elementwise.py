@@ -192,7 +192,7 @@ class PowScalar(Function):
     def forward(ctx, a, exponent):
         ctx.save_for_backward(a)
         ctx.exponent = exponent
-        return a ** exponent
+        return (a ** exponent).astype(a.dtype, copy=False)  # ml_dtypes: bf16 ** 2.0 is f32
 
     @staticmethod
     def backward(ctx, grad):
