@@ -149,7 +149,9 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accu
     if events.listeners:
         events.emit(events.Phase(events.next_seq(), "backward_begin"))
     try:
-        while ready:
+        if not capture:
+            _run_all(ready, buffers, dependencies, create_graph, retain_graph)
+        while ready:  # with ``inputs``: capture gradients, run only what leads to them
             _, node = heapq.heappop(ready)
             grads = buffers.pop(node, None) or [None] * node.num_outputs
             if node._pre_hooks is not None or node._retain_hooks is not None or \
@@ -185,6 +187,35 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accu
         if events.listeners:
             events.emit(events.Phase(events.next_seq(), "backward_end"))
     return captured
+
+
+def _run_all(ready, buffers, dependencies, create_graph, retain_graph):
+    """The main loop when every leaf gets its gradient (plain ``loss.backward()``)."""
+    heappop, heappush = heapq.heappop, heapq.heappush
+    while ready:
+        node = heappop(ready)[1]
+        grads = buffers.pop(node, None) or [None] * node.num_outputs
+        if type(node) is AccumulateGrad:
+            grads = _run_tensor_hooks(node, grads)
+            _accumulate(node.variable, grads[0], create_graph)
+            continue
+        if node._pre_hooks is not None or node._retain_hooks is not None:
+            grads = _run_tensor_hooks(node, grads)
+        grads = _call_node(node, grads, retain_graph)
+        for edge, g in zip(node.next_functions, grads):
+            if edge is None:
+                continue
+            target = edge[0]
+            if g is not None:
+                slots = buffers.get(target)
+                if slots is None:
+                    slots = buffers[target] = [None] * target.num_outputs
+                old = slots[edge[1]]
+                slots[edge[1]] = g if old is None else old + g
+            remaining = dependencies[target] - 1
+            dependencies[target] = remaining
+            if remaining == 0:
+                heappush(ready, (-target.id, target))
 
 
 def _discover(root_nodes, want_parents):
@@ -281,7 +312,7 @@ def _call_node(node, grads, retain_graph):
         events.emit(events.BackwardNode(events.next_seq(), node.op, node.id,
                                         tuple(ref(g) for g in grads),
                                         tuple(ref(g) for g in results), node.module))
-    if not retain_graph:
+    if not retain_graph and node._saved is not None:
         node.release_saved()
     return results
 
@@ -353,7 +384,9 @@ def _accumulate(leaf, g, create_graph):
             new = Tensor._make(g._data, g._storage, None, 0, False)
         else:
             new = Tensor._make(g._data.copy(), None, None, 0, False)
-        leaf.grad = new
+        # Shapes, dtypes and devices were checked per node, so skip the .grad setter's checks.
+        new._storage.set_category("gradient")
+        leaf._grad = new
     elif create_graph or old.grad_fn is not None:
         leaf.grad = old + g
     else:
@@ -368,6 +401,9 @@ def _accumulate(leaf, g, create_graph):
 def _ones_like(t):
     """The implicit gradient of a scalar output: d(out)/d(out) = 1."""
     dev = t._device
-    with dev.backend.use_device(dev.index):
+    if dev.index is None:
         ones = dev.backend.xp.ones_like(t._data)
+    else:
+        with dev.backend.use_device(dev.index):
+            ones = dev.backend.xp.ones_like(t._data)
     return Tensor._make(ones, Storage(ones.nbytes, dev), None, 0, False)

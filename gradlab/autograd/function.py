@@ -38,12 +38,20 @@ import ml_dtypes
 import numpy as np
 
 from .. import events
+from ..dtypes import ALL_DTYPES, from_numpy_dtype
 from ..storage import Storage
 from .grad_mode import state
 
 __all__ = ["Function", "Node", "AccumulateGrad", "SavedTensor", "once_differentiable"]
 
 _node_ids = itertools.count(1)
+
+
+class _Released(tuple):
+    """The saved-tensors slot of a node whose buffers backward already freed."""
+
+
+_RELEASED = _Released()
 
 
 class SavedTensor:
@@ -107,7 +115,6 @@ class Node:
 
     # Rarely set, so class-level defaults rather than per-node slots: the dispatcher
     # builds nodes without calling __init__ and sets only the slots above.
-    _released = False
     _pre_hooks = None  # output_nr -> {id: hook}, from register_hook on a non-leaf output
     _retain_hooks = None  # output_nr -> weakref of an output that called retain_grad()
     _post_hooks = None
@@ -129,8 +136,8 @@ class Node:
     def saved_tensors(self) -> tuple:
         """The saved tensors, checked against in-place changes since they were saved."""
         saved = self._saved
-        if saved is None:
-            if self._released:
+        if not saved:
+            if saved is _RELEASED:
                 raise RuntimeError(
                     f"trying to backward through the graph a second time: '{self.op}' (node "
                     f"{self.id}) already freed the tensors it saved for backward. Fix: pass "
@@ -165,17 +172,16 @@ class Node:
 
     def __del__(self) -> None:
         # A graph dropped without backward: its saved buffers stop counting as activations.
-        if self._saved is not None:
+        if self._saved:
             self.release_saved()
 
     def release_saved(self) -> None:
         """Free the saved tensors (after a backward without ``retain_graph``)."""
         saved = self._saved
-        if saved is not None:
+        if saved:
             for s in saved:
                 s.release()
-            self._saved = None
-        self._released = True
+        self._saved = _RELEASED
 
     @property
     def saved_bytes(self) -> int:
@@ -391,6 +397,28 @@ def _dispatch(fn, args):
     duration = time.perf_counter() - start if listening else 0.0
 
     # 3. Wrap the results as tensors; 4. connect the node to its inputs.
+    if type(result) is _ndarray and result.base is None and device is not None and \
+            not fn.returns_input:
+        # The common case, inlined: one freshly allocated NumPy array.
+        out = _new_tensor(Tensor)
+        out._data = result
+        out._storage = Storage(result.nbytes, device)
+        out._device = device
+        np_dtype = result.dtype
+        out.dtype = _BY_NUMPY.get(np_dtype) or _from_numpy_dtype(np_dtype)
+        out._out_index = 0
+        if record and out.dtype.is_floating_point and ctx._non_differentiable is None:
+            out._requires_grad = True
+            out.grad_fn = ctx
+            _connect(ctx, args, (out,))
+        else:
+            out._requires_grad = False
+            out.grad_fn = None
+            if record:
+                _connect(ctx, args, (out,))
+        if listening:
+            _emit_forward(fn, ctx if record else None, args, (out,), duration)
+        return out
     if type(result) is not _ndarray and (type(result) is tuple or
                                           isinstance(result, _np_generic)):
         result = _arrays_not_scalars(result, ctx if record else None)
@@ -441,6 +469,8 @@ def _wrap(r, k, fn, args, device, node):
 
 _new_tensor = object.__new__
 _ndarray, _np_generic, _np_asarray = np.ndarray, np.generic, np.asarray
+_BY_NUMPY = {d.np: d for d in ALL_DTYPES}
+_from_numpy_dtype = from_numpy_dtype
 _bfloat16 = np.dtype(ml_dtypes.bfloat16)  # a float whose NumPy kind is 'V', not 'f'
 
 
