@@ -40,8 +40,9 @@ def init_layer(n_in: int, n_out: int, name: str):
     return w, b
 
 
-def run(steps: int = 300, lr: float = 0.5, hidden: int = 16, out=sys.stdout) -> float:
-    """Train and print progress; returns the final accuracy."""
+def run(steps: int = 300, lr: float = 0.5, hidden: int = 16, out=None) -> float:
+    """Train and print progress (to ``out``, default stdout); returns the final accuracy."""
+    out = sys.stdout if out is None else out
     gradlab.manual_seed(0)
     x, y = two_moons(256)
     params = [*init_layer(2, hidden, "fc1"), *init_layer(hidden, hidden, "fc2"),
@@ -49,9 +50,15 @@ def run(steps: int = 300, lr: float = 0.5, hidden: int = 16, out=sys.stdout) -> 
     w1, b1, w2, b2, w3, b3 = params
 
     seen = Counter()
+    phase = ["forward"]  # which part of the step the ops belong to
 
     def count(event):
-        seen[type(event).__name__] += 1
+        if isinstance(event, events.Phase):
+            phase[0] = "backward" if event.kind == "backward_begin" else "update"
+        elif isinstance(event, events.OpForward):
+            seen[f"ops in {phase[0]}"] += 1
+        else:
+            seen[type(event).__name__] += 1
 
     print(f"gradlab {gradlab.__version__} demo: a 2-{hidden}-{hidden}-2 MLP learns two moons "
           f"({len(y)} points), SGD lr={lr}", file=out)
@@ -59,25 +66,32 @@ def run(steps: int = 300, lr: float = 0.5, hidden: int = 16, out=sys.stdout) -> 
     accuracy = 0.0
     with events.subscribe(count):
         for step in range(1, steps + 1):
+            phase[0] = "forward"
             h = (x @ w1 + b1).relu()
             h = (h @ w2 + b2).relu()
             logits = h @ w3 + b3
             logp = logits.log_softmax(dim=1)
             loss = -logp[gradlab.arange(len(y)), y].mean()
             loss.backward()
+            phase[0] = "update"
             with gradlab.no_grad():
                 for p in params:
                     p -= lr * p.grad
                     p.grad = None
+            phase[0] = "report"  # not part of training: not counted below
             if step == 1 or step % 50 == 0:
                 accuracy = (logits.argmax(1) == y).float().mean().item()
                 bar = "#" * int(accuracy * 20)
                 print(f"  step {step:4d}  loss {loss.item():.4f}  accuracy {accuracy:6.1%}  "
                       f"|{bar:<20}|", file=out)
     elapsed = time.perf_counter() - start
-    print(f"done in {elapsed:.2f} s; per step the engine ran "
-          f"{seen['OpForward'] / steps:.0f} ops forward, "
-          f"{seen['BackwardNode'] / steps:.0f} backward nodes and "
-          f"{seen['GradAccumulated'] / steps:.0f} gradient accumulations "
-          f"(peak memory {gradlab.max_memory_allocated() / 1024:.0f} KiB)", file=out)
+    per_step = {k: v / steps for k, v in seen.items()}
+    print(f"done in {elapsed:.2f} s. What the engine did in one step:\n"
+          f"  forward pass   {per_step.get('ops in forward', 0):4.0f} ops, each recording a "
+  "backward node\n"
+          f"  backward pass  {per_step.get('BackwardNode', 0):4.0f} nodes, whose formulas ran "
+          f"{per_step.get('ops in backward', 0):.0f} ops; "
+          f"{per_step.get('GradAccumulated', 0):.0f} gradients accumulated into .grad\n"
+          f"  SGD update     {per_step.get('ops in update', 0):4.0f} ops under no_grad\n"
+          f"  peak memory    {gradlab.max_memory_allocated() / 1024:.0f} KiB", file=out)
     return accuracy
