@@ -5,7 +5,7 @@ A Tensor holds
 * ``_data``: a NumPy (cpu) or CuPy (cuda) array with the values;
 * ``_storage``: the :class:`~gradlab.storage.Storage` its views share
   (version counter for in-place checks, memory accounting);
-* ``grad_fn``: the backward :class:`~gradlab.autograd.function.Node` that
+* ``grad_fn``: the backward :class:`~gradlab.autograd.node.Node` that
   made it (``None`` for leaves), and ``grad`` for leaves that require grad.
 
 The math lives in :mod:`gradlab.ops`; this class only forwards to it (the
@@ -19,7 +19,8 @@ import numpy as np
 
 from . import dtypes as _dt
 from .autograd import function as _function_module
-from .autograd.function import gradient_edge
+from .autograd import node as _node_module
+from .autograd.node import gradient_edge
 from .backends import cpu
 from .backends import device as _device
 from .storage import Storage
@@ -440,6 +441,7 @@ class Tensor:
 
 _new_tensor = object.__new__
 _function_module.Tensor = Tensor  # the dispatcher checks isinstance(arg, Tensor)
+_node_module.Tensor = Tensor  # saved tensors unpack into Tensors
 
 
 def _weakref(obj):

@@ -5,7 +5,7 @@ Start reading at ``function.py`` (how an op records a node) and then
 """
 
 from .engine import backward, grad
-from .function import Function, Node, once_differentiable
+from .function import Function, once_differentiable
 from .grad_mode import (
     enable_grad,
     inference_mode,
@@ -15,6 +15,7 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .node import Node
 
 __all__ = ["backward", "grad", "Function", "Node", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",

@@ -26,8 +26,8 @@ import sys
 from .. import events
 from ..storage import Storage
 from ..tensor import Tensor
-from .function import AccumulateGrad, gradient_edge
 from .grad_mode import state
+from .node import AccumulateGrad, gradient_edge
 
 __all__ = ["backward", "grad", "run_backward"]
 

@@ -1,4 +1,4 @@
-"""How an op is defined and run: ``Function``, its backward ``Node``, and the dispatcher.
+"""How an op is defined and run: ``Function`` and the dispatcher.
 
 Every differentiable op in gradlab, built-in or yours, is a ``Function``
 subclass with two static methods side by side::
@@ -15,8 +15,8 @@ subclass with two static methods side by side::
             return grad * b, grad * a
 
 ``Mul.apply(x, y)`` runs ``forward`` and, if any input requires grad and
-grad mode is on, records a :class:`Node` (PyTorch's ``grad_fn``) that the
-backward engine later calls. ``ctx`` *is* that node.
+grad mode is on, records a :class:`~gradlab.autograd.node.Node` (PyTorch's
+``grad_fn``) that the backward engine later calls. ``ctx`` *is* that node.
 
 One difference from PyTorch is a speed switch: built-in ops set
 ``raw = True`` and their ``forward`` receives and returns raw NumPy/CuPy
@@ -30,9 +30,7 @@ so ``create_graph=True`` differentiates through it for higher derivatives.
 
 from __future__ import annotations
 
-import itertools
 import time
-import weakref
 
 import ml_dtypes
 import numpy as np
@@ -41,232 +39,9 @@ from .. import events
 from ..dtypes import ALL_DTYPES, from_numpy_dtype
 from ..storage import Storage
 from .grad_mode import state
+from .node import Node, SavedTensor, _grad_accumulator, _node_ids
 
-__all__ = ["Function", "Node", "AccumulateGrad", "SavedTensor", "once_differentiable"]
-
-_node_ids = itertools.count(1)
-
-
-class _Released(tuple):
-    """The saved-tensors slot of a node whose buffers backward already freed."""
-
-
-_RELEASED = _Released()
-
-
-class SavedTensor:
-    """One tensor a node keeps for backward, with the version it had when saved.
-
-    Three kinds: an input tensor (kept as the tensor itself, so a second-order
-    graph can flow through it), an output of the node (kept as its data only;
-    a reference to the output tensor would be a cycle node -> tensor -> node),
-    or a private array the forward computed (a mask, indices).
-    """
-
-    __slots__ = ("tensor", "data", "storage", "version", "output_nr")
-
-    def __init__(self, tensor, data, storage, output_nr):
-        self.tensor = tensor
-        self.data = data
-        self.storage = storage
-        self.output_nr = output_nr
-        if storage is not None:
-            self.version = storage.version
-            storage.retain_for_backward()
-
-    def release(self) -> None:
-        if self.storage is not None:
-            self.storage.release_for_backward()
-        self.tensor = self.data = self.storage = None
-
-    def unpack(self, node):
-        storage = self.storage
-        if storage is not None and storage.version != self.version:
-            shape = tuple(self.data.shape if self.data is not None else self.tensor.shape)
-            which = "an input" if self.output_nr is None else f"output {self.output_nr}"
-            raise RuntimeError(
-                f"one of the tensors needed for gradient computation was modified by an in-place "
-                f"operation: {which} of '{node.op}' (node {node.id}), shape {shape}, was saved "
-                f"at version {self.version} and is now at version {storage.version}. "
-                f"Fix: use the out-of-place form (x = x * 2 instead of x.mul_(2)), or change a "
-                f".clone() of the tensor instead."
-            )
-        if self.tensor is not None:
-            return self.tensor
-        if self.output_nr is not None:
-            return Tensor._make(self.data, storage, node, self.output_nr, True)
-        if self.data is None or isinstance(self.data, (int, float, bool, np.generic)):
-            return self.data
-        return Tensor._make(self.data, None, None, 0, False)
-
-
-class Node:
-    """A recorded op call: the unit of the backward graph (PyTorch's ``grad_fn``).
-
-    ``next_functions[i]`` is ``(node, output_nr)`` for the i-th forward
-    argument when it requires grad, else ``None``: following these edges
-    from the loss walks the whole graph back to the leaves. A node refers to
-    its inputs' nodes but never to its own outputs, so dropping the last
-    output frees the graph.
-    """
-
-    __slots__ = ("fn", "id", "next_functions", "input_meta", "needs_input_grad", "module",
-                 "num_outputs", "output_meta", "_saved", "__dict__", "__weakref__")
-
-    # Rarely set, so class-level defaults rather than per-node slots: the dispatcher
-    # builds nodes without calling __init__ and sets only the slots above.
-    _pre_hooks = None  # output_nr -> {id: hook}, from register_hook on a non-leaf output
-    _retain_hooks = None  # output_nr -> weakref of an output that called retain_grad()
-    _post_hooks = None
-    _non_differentiable = None
-    materialize_grads = True
-
-    def __init__(self, fn) -> None:
-        self.fn = fn
-        self.id = next(_node_ids)
-        self._saved = None
-        self.module = state.module
-
-    # --- what users of ctx see (PyTorch's names) ------------------------------------------
-    def save_for_backward(self, *items) -> None:
-        """Keep tensors (or, in raw ops, arrays) for ``backward``; see ``saved_tensors``."""
-        self._saved = items
-
-    @property
-    def saved_tensors(self) -> tuple:
-        """The saved tensors, checked against in-place changes since they were saved."""
-        saved = self._saved
-        if not saved:
-            if saved is _RELEASED:
-                raise RuntimeError(
-                    f"trying to backward through the graph a second time: '{self.op}' (node "
-                    f"{self.id}) already freed the tensors it saved for backward. Fix: pass "
-                    f"retain_graph=True to the first backward() (or autograd.grad()) if you "
-                    f"need to backward through the same graph again."
-                )
-            return ()
-        return tuple([s.unpack(self) for s in saved])
-
-    def mark_non_differentiable(self, *outputs) -> None:
-        """Outputs (arrays or tensors) that never get a gradient, like argmax indices."""
-        self._non_differentiable = tuple(id(o) for o in outputs)
-
-    def set_materialize_grads(self, value: bool) -> None:
-        """If False, backward may receive None for outputs that got no gradient."""
-        self.materialize_grads = bool(value)
-
-    # --- what the engine and the views use -------------------------------------------------
-    @property
-    def input_shapes(self) -> tuple:
-        """Shape of each forward argument that needs a gradient (None for the others)."""
-        return tuple(None if m is None else m[0] for m in self.input_meta)
-
-    @property
-    def op(self) -> str:
-        """The op's PyTorch name: ``mul``, ``matmul``, ``sum``..."""
-        return self.fn.name
-
-    def name(self) -> str:
-        """PyTorch's class-style name, e.g. ``MulBackward0``."""
-        return self.fn.node_name
-
-    def __del__(self) -> None:
-        # A graph dropped without backward: its saved buffers stop counting as activations.
-        if self._saved:
-            self.release_saved()
-
-    def release_saved(self) -> None:
-        """Free the saved tensors (after a backward without ``retain_graph``)."""
-        saved = self._saved
-        if saved:
-            for s in saved:
-                s.release()
-        self._saved = _RELEASED
-
-    @property
-    def saved_bytes(self) -> int:
-        """Bytes of the buffers this node keeps alive for backward."""
-        total = 0
-        for s in self._saved or ():
-            data = s.data if s.data is not None else getattr(s.tensor, "_data", None)
-            total += 0 if data is None else data.nbytes
-        return total
-
-    def register_hook(self, hook):
-        """``hook(grad_inputs, grad_outputs)`` after this node's backward; may replace grads."""
-        from ..utils.hooks import RemovableHandle
-
-        if self._post_hooks is None:
-            self._post_hooks = {}
-        return RemovableHandle(self._post_hooks, hook)
-
-    def apply_backward(self, grads):
-        return self.fn.backward(self, *grads)
-
-    def __call__(self, *grads):
-        """Run this node's backward directly (as ``y.grad_fn(g)`` does in PyTorch)."""
-        return self.apply_backward(grads)
-
-    def __repr__(self) -> str:
-        return f"<{self.name()} object at {id(self):#x}>"
-
-
-class AccumulateGrad(Node):
-    """The node at a leaf that requires grad: adds what arrives into ``leaf.grad``.
-
-    A leaf keeps a weak reference to its accumulator so that all graphs using
-    the leaf share one node while any of them is alive.
-    """
-
-    __slots__ = ("variable",)
-
-    def __init__(self, variable) -> None:
-        # Made afresh whenever a leaf enters a new graph, so kept minimal: the
-        # fixed facts (no inputs, one output) are class attributes below.
-        self.fn = AccumulateGradFn
-        self.id = next(_node_ids)
-        self._saved = None
-        self.module = None
-        self.variable = variable
-
-    next_functions = ()
-    input_meta = ()
-    needs_input_grad = ()
-    num_outputs = 1
-
-    @property
-    def output_meta(self):
-        v = self.variable
-        return ((v._data.shape, v.dtype, v._device),)
-
-    def name(self) -> str:
-        return "AccumulateGrad"
-
-
-class _AccumulateGradFn:
-    name = "accumulate_grad"
-    node_name = "AccumulateGrad"
-
-
-AccumulateGradFn = _AccumulateGradFn
-
-
-def _grad_accumulator(tensor) -> AccumulateGrad:
-    ref = tensor._accumulator
-    acc = ref() if ref is not None else None
-    if acc is None:
-        acc = AccumulateGrad(tensor)
-        tensor._accumulator = weakref.ref(acc)
-    return acc
-
-
-def gradient_edge(tensor):
-    """Where a gradient for ``tensor`` must be sent: ``(node, output_nr)``."""
-    fn = tensor.grad_fn
-    if fn is not None:
-        return (fn, tensor._out_index)
-    return (_grad_accumulator(tensor), 0)
-
+__all__ = ["Function", "once_differentiable"]
 
 class _NoGradContext:
     """The ``ctx`` an op sees when no graph is recorded: saving is free and forgotten."""
