@@ -19,9 +19,9 @@ from ..ops.activation import (
     silu,
     softplus,
 )
-from ..ops.elementwise import relu, sigmoid, tanh
-from ..ops.reduction import log_softmax, softmax
-from ..ops.shape import pad
+from ..ops.padding import pad
+from ..ops.softmax_family import log_softmax, softmax
+from ..ops.unary import relu, sigmoid, tanh
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "pad", "leaky_relu", "elu",
            "gelu", "silu", "softplus", "hardtanh", "relu6", "logsigmoid", "mish", "selu",

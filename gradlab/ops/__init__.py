@@ -3,42 +3,70 @@
 Read any of them to see how an op works: its ``Function`` has a ``forward``
 on raw arrays and, right below, a ``backward`` written with tensor ops.
 
-===============  =====================================================
-``elementwise``  add, mul, exp, relu, where, comparisons ...
-``reduction``    sum, mean, max, var, softmax ...
-``linalg``       matmul, bmm, dot, einsum ...
-``shape``        reshape, transpose, expand, flip, repeat, tril, pad ...
-``joining``      cat, stack, split, chunk, unbind
-``indexing``     x[i], x[mask], gather, index_select, masked_fill ...
-``activation``   leaky_relu, elu, gelu, silu, softplus, pad
-``conversion``   to(dtype/device), clone, contiguous
-``inplace``      add_, mul_, zero_, copy_ ... (and how versions work)
-``creation``     tensor, zeros, randn, arange ... (no gradient)
-===============  =====================================================
+==================  =====================================================
+``arithmetic``      add, sub, mul, div, neg, pow, remainder ...
+``unary``           exp, log, sqrt, sin, tanh, sigmoid, relu, floor ...
+``selection``       clamp, maximum, minimum, where
+``comparison``      eq, lt, logical_and, isnan ... (bool results, no gradient)
+``reduction``       sum, mean, prod, max, argmax, any, cumsum ...
+``statistics``      var, std, var_mean, std_mean, norm
+``softmax_family``  softmax, log_softmax, logsumexp
+``linalg``          matmul, bmm, dot, einsum ...
+``shape``           reshape, transpose, expand, flip, roll, repeat ...
+``padding``         narrow, pad (each is the other's backward)
+``triangular``      tril, triu
+``joining``         cat, stack, split, chunk, unbind
+``indexing``        x[i], x[mask], x[i] = v, index_put, masked_fill, nonzero
+``gather_scatter``  gather, scatter, scatter_add, index_select, index_add ...
+``activation``      leaky_relu, elu, gelu, silu, softplus, erf ...
+``conversion``      to(dtype/device), clone, contiguous
+``inplace``         add_, mul_, zero_, copy_ ... (and how versions work)
+``creation``        tensor, zeros, randn, arange ... (no gradient)
+==================  =====================================================
+
+(``softmax_family`` and ``gather_scatter`` are not named ``softmax`` and
+``scatter``: a module named like one of its functions would be hidden by
+that function here, since ``gradlab.ops.softmax`` is the function.)
 """
 
 from . import (
     activation,
+    arithmetic,
+    comparison,
     conversion,
     creation,
-    elementwise,
+    gather_scatter,
     indexing,
     inplace,
     joining,
     linalg,
+    padding,
     reduction,
+    selection,
     shape,
+    softmax_family,
+    statistics,
+    triangular,
+    unary,
 )
 from .activation import *  # noqa: F403
+from .arithmetic import *  # noqa: F403
+from .comparison import *  # noqa: F403
 from .conversion import *  # noqa: F403
 from .creation import *  # noqa: F403
-from .elementwise import *  # noqa: F403
+from .gather_scatter import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .inplace import *  # noqa: F403
 from .joining import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .methods import install_methods
+from .padding import *  # noqa: F403
 from .reduction import *  # noqa: F403
+from .selection import *  # noqa: F403
 from .shape import *  # noqa: F403
+from .softmax_family import *  # noqa: F403
+from .statistics import *  # noqa: F403
+from .triangular import *  # noqa: F403
+from .unary import *  # noqa: F403
 
 install_methods()

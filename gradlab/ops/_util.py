@@ -7,10 +7,11 @@ from numbers import Number
 import numpy as np
 
 from .. import dtypes as _dt
+from ..autograd.function import _dispatch
 from ..tensor import Tensor
 
 __all__ = ["wrap_dim", "wrap_dims", "as_operand", "promote", "unbroadcast", "xp_of", "xp_for",
-           "check_float"]
+           "check_float", "add_at"]
 
 
 def wrap_dim(dim: int, ndim: int, op: str) -> int:
@@ -153,6 +154,11 @@ def unbroadcast(grad: Tensor, shape) -> Tensor | None:
     return grad
 
 
+def binary_op(fn, a, b):
+    """Dispatch a two-input op after PyTorch's type promotion of its operands."""
+    return _dispatch(fn, promote(a, b))
+
+
 def check_float(op: str, t: Tensor) -> None:
     """Ops defined only on floats (exp, softmax, ...) say so for integer input."""
     if not t.dtype.is_floating_point:
@@ -160,3 +166,19 @@ def check_float(op: str, t: Tensor) -> None:
             f"{op}: expected a floating point tensor, got {t.dtype} with shape "
             f"{tuple(t.shape)}. Fix: convert first with .float()"
         )
+
+
+def add_at(target, index, values) -> None:
+    """``target[index] += values`` on raw arrays, adding once per occurrence of a repeated index.
+
+    A plain ``target[index] += values`` counts a repeated index once (the
+    last write wins); the backward of reading ``x[[0, 0]]`` must add both.
+    """
+    xp = xp_for(target)
+    ufunc_at = getattr(xp.add, "at", None)
+    if ufunc_at is not None:
+        ufunc_at(target, index, values)
+    else:  # CuPy before ufunc.at: cupyx has the same operation
+        import cupyx
+
+        cupyx.scatter_add(target, index, values)

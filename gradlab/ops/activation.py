@@ -17,8 +17,9 @@ from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import check_float, xp_for
-from .elementwise import clamp, exp, sigmoid, tanh, where
 from .inplace import apply_inplace
+from .selection import clamp, where
+from .unary import exp, sigmoid, tanh
 
 # Exported as gradlab.<name>: only the activations PyTorch also has as torch.<name>.
 __all__ = ["erf", "selu", "celu"]

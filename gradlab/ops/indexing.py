@@ -1,4 +1,4 @@
-"""Indexing: ``x[i]``, ``x[mask]``, ``x[idx] = v``, gather, scatter, index_select, masked_fill.
+"""Indexing: ``x[i]``, ``x[mask]``, ``x[idx] = v``, index_put, masked_fill, nonzero.
 
 Two ideas carry the whole module:
 
@@ -8,11 +8,12 @@ Two ideas carry the whole module:
    reads ``x[0]`` twice, so ``x[0]`` gets both gradients (a scatter-add,
    ``np.add.at``; a plain ``g[idx] += grad`` would count a repeated index once).
 2. **Writing is reading turned around.** ``x[idx] = v`` computes a new array
-   out of place and copies it in (see ``inplace.py``): ``v`` gets ``grad[idx]``,
-   and the overwritten values of ``x`` get zero.
+   out of place and copies it in (``apply_inplace`` in ``inplace.py``): ``v``
+   gets ``grad[idx]``, and the overwritten values of ``x`` get zero.
 
-So ``Index`` (read) and ``IndexPut`` (write) are each other's backward, as
-are ``gather`` / ``scatter_add`` and ``index_select`` / ``index_add``.
+So ``Index`` (read) and ``IndexPut`` (write) are each other's backward. The
+same pairing along one dim (gather / scatter_add, index_select / index_add)
+is in ``gather_scatter.py``.
 
 Indexing follows PyTorch, which differs from NumPy in one case: integers are
 applied first, as basic indexing, so with ``x`` of shape (3, 4, 5),
@@ -30,30 +31,15 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..autograd.function import Function
-from ..autograd.grad_mode import state
 from ..tensor import Tensor
 from . import creation
-from ._util import as_operand, unbroadcast, wrap_dim, xp_for, xp_of
-from .elementwise import where
-from .inplace import _inplace_variant
-from .shape import ConstantPadNd
+from ._util import add_at, as_operand, unbroadcast, wrap_dim, xp_for, xp_of
+from .inplace import apply_inplace
+from .selection import where
 
-__all__ = ["gather", "scatter", "scatter_add", "index_select", "index_add", "index_put",
-           "masked_fill", "masked_select", "nonzero", "take_along_dim", "select"]
+__all__ = ["index_put", "masked_fill", "masked_select", "nonzero", "select"]
 TENSOR_METHODS = [("__getitem__", "getitem"), ("__setitem__", "setitem"), *__all__,
-                  "scatter_", "scatter_add_", "index_add_", "index_put_", "masked_fill_"]
-
-
-def _add_at(target, index, values) -> None:
-    """``target[index] += values`` in place, adding once per occurrence of a repeated index."""
-    xp = xp_for(target)
-    add_at = getattr(xp.add, "at", None)
-    if add_at is not None:
-        add_at(target, index, values)
-    else:  # CuPy before ufunc.at: cupyx has the same operation
-        import cupyx
-
-        cupyx.scatter_add(target, index, values)
+                  "index_put_", "masked_fill_"]
 
 
 # --- parsing an index: a basic part (a view) and an advanced part ----------------------------
@@ -93,7 +79,7 @@ def _parse(input: Tensor, index, op: str):
             advanced.append((out, xp.arange(int(e), dtype=np.int64)))
             out += 1
         elif isinstance(e, int):
-            _check_range(op, e, e, d, shape[d])
+            check_index_range(op, e, e, d, shape[d])
             basic.append(e)
             d += 1
         elif isinstance(e, slice):
@@ -111,7 +97,7 @@ def _parse(input: Tensor, index, op: str):
             d, out = d + k, out + k
         else:
             basic.append(slice(None))
-            advanced.append((out, _int_array(op, e, d, shape[d], allow_negative=True)))
+            advanced.append((out, index_array(op, e, d, shape[d], allow_negative=True)))
             d, out = d + 1, out + 1
     basic = tuple(basic) + (Ellipsis,)  # a trailing ... keeps a 0-d result an array (a view)
     if not advanced:
@@ -190,7 +176,8 @@ def _dims_used(e) -> int:
     return e.ndim if e.dtype == bool else 1
 
 
-def _check_range(op, low, high, dim, size, allow_negative=True) -> None:
+def check_index_range(op, low, high, dim, size, allow_negative=True) -> None:
+    """Raise an IndexError naming the dim and its valid range unless ``low..high`` fit in it."""
     lo = -size if allow_negative else 0
     bad = low if low < lo else high if high >= size else None
     if bad is not None:
@@ -199,12 +186,12 @@ def _check_range(op, low, high, dim, size, allow_negative=True) -> None:
                          f"(valid: {valid})")
 
 
-def _int_array(op, arr, dim, size, allow_negative=False):
+def index_array(op, arr, dim, size, allow_negative=False):
     """An int64 copy of an index array, checked against the dim's size; negatives wrapped."""
     arr = arr.astype(np.int64)  # a copy: changing the caller's index later can't change ours
     if arr.size:
         low, high = int(arr.min()), int(arr.max())
-        _check_range(op, low, high, dim, size, allow_negative)
+        check_index_range(op, low, high, dim, size, allow_negative)
         if low < 0:
             arr[arr < 0] += size
     return arr
@@ -239,7 +226,7 @@ def _write(out, key, value, accumulate) -> None:
         else:
             region[...] = value
     elif accumulate:
-        _add_at(region, advanced, value)
+        add_at(region, advanced, value)
     else:
         region[advanced] = value
 
@@ -301,6 +288,13 @@ def getitem(input, index) -> Tensor:
     return Index.apply(input, _parse(input, index, "index"))
 
 
+def _put_args(op, input, index, value):
+    """``(key, value)`` for ``IndexPut``: the parsed index, and the value checked against the
+    region it writes."""
+    key = _parse(input, index, op)
+    return key, _value_for(op, input, value, _region_shape(input, key))
+
+
 def _value_for(op, input, value, region):
     """``value`` as something ``IndexPut`` can broadcast over ``region`` (a shape)."""
     if not isinstance(value, Tensor):
@@ -321,29 +315,10 @@ def _value_for(op, input, value, region):
     return value.reshape(shape) if shape != tuple(value.shape) else value
 
 
-def _inplace(op, target: Tensor, *args) -> Tensor:
-    """``inplace.apply_inplace`` for ops whose arguments must pass unconverted (an index key,
-    a bool mask): the same leaf check, version bump and history rebase."""
-    if target._requires_grad and target.grad_fn is None and state.enabled:
-        raise RuntimeError(
-            f"{op.name}_: a leaf tensor that requires grad (shape {tuple(target.shape)}) can't "
-            "be changed in place: the graph would lose its value. Fix: update weights inside "
-            "`with gradlab.no_grad():`, or change a copy (y = x.clone(); y[...] = v)."
-        )
-    out = _inplace_variant(op).apply(target, *args)
-    target._storage.version += 1
-    if out.grad_fn is not None:
-        target.grad_fn = out.grad_fn
-        target._out_index = 0
-        target._requires_grad = True
-    return target
-
-
 def setitem(input, index, value) -> None:
     """``x[index] = value`` (a number or a tensor broadcast over the region), in place."""
-    key = _parse(input, index, "index_put_")
-    value = _value_for("index_put_", input, value, _region_shape(input, key))
-    _inplace(IndexPut, input, key, value, False)
+    apply_inplace(IndexPut, input, *_put_args("index_put_", input, index, value), False,
+                  convert=False)
 
 
 def _indices_tuple(op, indices) -> tuple:
@@ -355,15 +330,13 @@ def _indices_tuple(op, indices) -> tuple:
 
 def index_put(input, indices, values, accumulate: bool = False) -> Tensor:
     """Out-of-place ``x[indices] = values`` (``+=`` with ``accumulate``, repeats adding up)."""
-    key = _parse(input, _indices_tuple("index_put", indices), "index_put")
-    return IndexPut.apply(input, key, _value_for("index_put", input, values,
-                                                 _region_shape(input, key)), bool(accumulate))
+    key, value = _put_args("index_put", input, _indices_tuple("index_put", indices), values)
+    return IndexPut.apply(input, key, value, bool(accumulate))
 
 
 def index_put_(input, indices, values, accumulate: bool = False) -> Tensor:
-    key = _parse(input, _indices_tuple("index_put_", indices), "index_put_")
-    value = _value_for("index_put_", input, values, _region_shape(input, key))
-    return _inplace(IndexPut, input, key, value, bool(accumulate))
+    key, value = _put_args("index_put_", input, _indices_tuple("index_put_", indices), values)
+    return apply_inplace(IndexPut, input, key, value, bool(accumulate), convert=False)
 
 
 def select(input, dim: int, index: int) -> Tensor:
@@ -371,282 +344,6 @@ def select(input, dim: int, index: int) -> Tensor:
     if input.ndim == 0:
         raise IndexError("select: a 0-d tensor has no dim to select from")
     return getitem(input, (slice(None),) * wrap_dim(dim, input.ndim, "select") + (int(index),))
-
-
-# --- gather and scatter: index along one dim, position by position ---------------------------
-
-def _index_tensor(op: str, index, input: Tensor):
-    if not isinstance(index, Tensor) or index.dtype not in (_dt.int64, _dt.int32):
-        what = index.dtype if isinstance(index, Tensor) else type(index).__name__
-        raise TypeError(f"{op}: index must be an int64 (or int32) tensor, got {what}. "
-                        "Fix: gradlab.tensor(idx) or idx.long()")
-    return index.to(input.device)._data
-
-
-def _upto(shape, skip=None) -> tuple:
-    """Slices selecting the first ``shape[d]`` entries of each dim (all of dim ``skip``)."""
-    return tuple(slice(None) if d == skip else slice(0, s) for d, s in enumerate(shape))
-
-
-def _scatter_key(xp, index, dim) -> tuple:
-    """Where ``scatter`` writes: along ``dim`` the index, elsewhere each entry's own position."""
-    n = index.ndim
-    return tuple(index if d == dim else
-                 xp.arange(s).reshape((1,) * d + (s,) + (1,) * (n - d - 1))
-                 for d, s in enumerate(index.shape))
-
-
-def _pad_to(grad: Tensor, shape) -> Tensor:
-    """Zero-pad at the end of each dim up to ``shape`` (src may be larger than index)."""
-    if tuple(grad.shape) == tuple(shape):
-        return grad
-    return ConstantPadNd.apply(grad, tuple((0, s - g) for s, g in zip(shape, grad.shape)), 0)
-
-
-class Gather(Function):
-    """``out[i][j] = x[index[i][j]][j]`` (for dim 0).   Backward: scatter-add the gradient."""
-
-    raw = True
-
-    @staticmethod
-    def forward(ctx, a, dim, index):
-        ctx.dim, ctx.index = dim, index
-        return xp_for(a).take_along_axis(a[_upto(index.shape, dim)], index, axis=dim)
-
-    @staticmethod
-    def backward(ctx, grad):
-        zeros = creation.zeros(ctx.input_shapes[0], dtype=grad.dtype, device=grad.device)
-        return ScatterAdd.apply(zeros, ctx.dim, ctx.index, grad), None, None
-
-
-class ScatterAdd(Function):
-    """A copy of x with ``x[index[i][j]][j] += src[i][j]`` (for dim 0); repeats add up.
-
-    d/dx = grad.  d/dsrc = grad gathered at the same positions.
-    """
-
-    raw = True
-    name = "scatter_add"
-
-    @staticmethod
-    def forward(ctx, a, dim, index, src):
-        ctx.dim, ctx.index = dim, index
-        out = a.copy()
-        _add_at(out, _scatter_key(xp_for(a), index, dim), src[_upto(index.shape)])
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        sa, _, _, ss = ctx.input_shapes
-        grad_src = None if ss is None else _pad_to(Gather.apply(grad, ctx.dim, ctx.index), ss)
-        return grad if sa is not None else None, None, None, grad_src
-
-
-class Scatter(Function):
-    """A copy of x with ``x[index[i][j]][j] = src[i][j]`` (for dim 0; src may be a number).
-
-    d/dx = grad, zeroed where values were overwritten.  d/dsrc = grad gathered there.
-    """
-
-    raw = True
-
-    @staticmethod
-    def forward(ctx, a, dim, index, src):
-        ctx.dim, ctx.index = dim, index
-        out = a.copy()
-        out[_scatter_key(xp_for(a), index, dim)] = (
-            src[_upto(index.shape)] if hasattr(src, "shape") else src)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        sa, _, _, ss = ctx.input_shapes
-        grad_a = None if sa is None else Scatter.apply(grad, ctx.dim, ctx.index, 0.0)
-        grad_src = None if ss is None else _pad_to(Gather.apply(grad, ctx.dim, ctx.index), ss)
-        return grad_a, None, None, grad_src
-
-
-def _check_dims(op, input, dim, idx, src=None) -> int:
-    """gather/scatter's shape rules: same number of dims, index no larger than the others."""
-    if idx.ndim != max(input.ndim, 1) and not (idx.ndim == 0 and input.ndim <= 1):
-        raise RuntimeError(f"{op}: the index must have as many dims as the input, got index "
-                           f"shape {tuple(idx.shape)} and input shape {tuple(input.shape)}")
-    dim = wrap_dim(dim, input.ndim, op)
-    for d in range(idx.ndim):
-        if d != dim and input.ndim and idx.shape[d] > input.shape[d]:
-            raise RuntimeError(
-                f"{op}: the index (shape {tuple(idx.shape)}) can't be larger than the input "
-                f"(shape {tuple(input.shape)}) in dim {d}; only dim {dim} may differ")
-        if src is not None and src.ndim and idx.shape[d] > src.shape[d]:
-            raise RuntimeError(f"{op}: the index (shape {tuple(idx.shape)}) can't be larger "
-                               f"than src (shape {tuple(src.shape)}) in dim {d}")
-    if idx.size:
-        size = input.shape[dim] if input.ndim else 1
-        _check_range(op, int(idx.min()), int(idx.max()), dim, size, allow_negative=False)
-    return dim
-
-
-def gather(input, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
-    """Pick along ``dim`` one value per index entry: ``out[i][j] = input[i][index[i][j]]``
-    for dim 1. The output has the index's shape."""
-    idx = _index_tensor("gather", index, input)
-    dim = _check_dims("gather", input, dim, idx)
-    if input.ndim == 0 or idx.ndim == 0:  # 0-d and 1-d mix, as in PyTorch
-        return Gather.apply(input.reshape(-1), 0, idx.reshape(-1)).reshape(idx.shape)
-    return Gather.apply(input, dim, idx)
-
-
-def _scatter_args(op, input, dim, index, src):
-    idx = _index_tensor(op, index, input)
-    if isinstance(src, Tensor):
-        if src.dtype is not input.dtype:
-            raise RuntimeError(f"{op}: src has dtype {src.dtype} but the tensor has "
-                               f"{input.dtype}. Fix: src.to({input.dtype})")
-        if src.ndim != idx.ndim:
-            raise RuntimeError(f"{op}: src (shape {tuple(src.shape)}) must have as many dims "
-                               f"as the index (shape {tuple(idx.shape)})")
-    dim = _check_dims(op, input, dim, idx, src if isinstance(src, Tensor) else None)
-    if input.ndim == 0:
-        raise RuntimeError(f"{op}: needs a tensor with at least 1 dim, got a 0-d tensor")
-    return dim, idx, src
-
-
-def scatter(input, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
-    """A copy of ``input`` with ``src`` (a tensor or a number) written at ``index`` along
-    ``dim``: ``out[index[i][j]][j] = src[i][j]`` for dim 0. Where an index repeats, which
-    write wins is unspecified (as in PyTorch)."""
-    src = value if src is None else src
-    if src is None:
-        raise TypeError("scatter: give src (a tensor) or value (a number)")
-    if reduce == "add":
-        return scatter_add(input, dim, index, src)
-    if reduce is not None:
-        raise NotImplementedError(f"scatter: reduce={reduce!r} is not supported; use "
-                                  "scatter_add (reduce='add') or scatter_reduce")
-    return Scatter.apply(input, *_scatter_args("scatter", input, dim, index, src))
-
-
-def scatter_(input, dim: int, index, src=None, *, value=None) -> Tensor:
-    src = value if src is None else src
-    return _inplace(Scatter, input, *_scatter_args("scatter_", input, dim, index, src))
-
-
-def scatter_add(input, dim: int, index, src) -> Tensor:
-    """A copy of ``input`` with ``src`` added at ``index`` along ``dim``; repeats add up."""
-    if not isinstance(src, Tensor):
-        raise TypeError(f"scatter_add: src must be a Tensor, got {type(src).__name__}")
-    return ScatterAdd.apply(input, *_scatter_args("scatter_add", input, dim, index, src))
-
-
-def scatter_add_(input, dim: int, index, src) -> Tensor:
-    return _inplace(ScatterAdd, input, *_scatter_args("scatter_add_", input, dim, index, src))
-
-
-def take_along_dim(input, indices, dim=None) -> Tensor:
-    """``gather`` that broadcasts: input and indices broadcast in every dim except ``dim``
-    (with ``dim=None``, both are flattened first)."""
-    if dim is None:
-        return gather(input.reshape(-1), 0, indices.reshape(-1))
-    if input.ndim != indices.ndim:
-        raise RuntimeError(f"take_along_dim: input (shape {tuple(input.shape)}) and indices "
-                           f"(shape {tuple(indices.shape)}) must have the same number of dims")
-    dim = wrap_dim(dim, input.ndim, "take_along_dim")
-    others = []
-    for d, (a, b) in enumerate(zip(input.shape, indices.shape)):
-        if d != dim and a != b and 1 not in (a, b):
-            raise RuntimeError(f"take_along_dim: input (shape {tuple(input.shape)}) and indices "
-                               f"(shape {tuple(indices.shape)}) don't broadcast in dim {d} "
-                               f"({a} vs {b}); outside dim {dim} sizes must match or be 1")
-        others.append(max(a, b) if d != dim else None)
-    return gather(input.expand([s if s is not None else input.shape[dim] for s in others]), dim,
-                  indices.expand([s if s is not None else indices.shape[dim] for s in others]))
-
-
-# --- index_select and index_add: whole slices along one dim ----------------------------------
-
-class IndexSelect(Function):
-    """The slices ``index[0], index[1], ...`` of dim ``dim``.   Backward: index_add the gradient."""
-
-    raw = True
-    name = "index_select"
-
-    @staticmethod
-    def forward(ctx, a, dim, index):
-        ctx.dim, ctx.index = dim, index
-        return xp_for(a).take(a, index, axis=dim)
-
-    @staticmethod
-    def backward(ctx, grad):
-        zeros = creation.zeros(ctx.input_shapes[0], dtype=grad.dtype, device=grad.device)
-        return IndexAdd.apply(zeros, ctx.dim, ctx.index, grad), None, None
-
-
-class IndexAdd(Function):
-    """A copy of x with ``source``'s slice k added to slice ``index[k]`` of dim ``dim``.
-
-    d/dx = grad.  d/dsource = the gradient's slices at ``index`` (index_select).
-    """
-
-    raw = True
-    name = "index_add"
-
-    @staticmethod
-    def forward(ctx, a, dim, index, source):
-        ctx.dim, ctx.index = dim, index
-        out = a.copy()
-        _add_at(out, (slice(None),) * dim + (index,), source)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        sa, _, _, ss = ctx.input_shapes
-        grad_src = None if ss is None else IndexSelect.apply(grad, ctx.dim, ctx.index)
-        return grad if sa is not None else None, None, None, grad_src
-
-
-def _vector_index(op, index, input, dim):
-    idx = _index_tensor(op, index, input)
-    if idx.ndim > 1:
-        raise IndexError(f"{op}: the index must be 1-D (a list of positions), got shape "
-                         f"{tuple(idx.shape)}")
-    return _int_array(op, idx.reshape(-1), dim, input.shape[dim])
-
-
-def index_select(input, dim: int, index) -> Tensor:
-    """The slices of dim ``dim`` at positions ``index`` (1-D), in that order, repeats allowed."""
-    if input.ndim == 0:
-        if isinstance(index, Tensor) and index.numel() != 1:
-            raise IndexError(f"index_select: a 0-d tensor has one value, so the index must "
-                             f"have one position, got {index.numel()}")
-        return index_select(input.reshape(1), 0, index).reshape(())
-    dim = wrap_dim(dim, input.ndim, "index_select")
-    return IndexSelect.apply(input, dim, _vector_index("index_select", index, input, dim))
-
-
-def _index_add_args(op, input, dim, index, source, alpha):
-    if input.ndim == 0:
-        raise RuntimeError(f"{op}: needs a tensor with at least 1 dim, got a 0-d tensor")
-    dim = wrap_dim(dim, input.ndim, op)
-    idx = _vector_index(op, index, input, dim)
-    want = input.shape[:dim] + (len(idx),) + input.shape[dim + 1:]
-    if tuple(source.shape) != tuple(want):
-        raise RuntimeError(f"{op}: source must have shape {tuple(want)} (the tensor's shape "
-                           f"{tuple(input.shape)} with {len(idx)} = len(index) in dim {dim}), "
-                           f"got {tuple(source.shape)}")
-    if source.dtype is not input.dtype:
-        raise RuntimeError(f"{op}: source has dtype {source.dtype} but the tensor has "
-                           f"{input.dtype}. Fix: source.to({input.dtype})")
-    return dim, idx, source if alpha == 1 else source * alpha
-
-
-def index_add(input, dim: int, index, source, *, alpha=1) -> Tensor:
-    """A copy of ``input`` with ``alpha * source[k]`` added to slice ``index[k]`` of ``dim``."""
-    return IndexAdd.apply(input, *_index_add_args("index_add", input, dim, index, source, alpha))
-
-
-def index_add_(input, dim: int, index, source, *, alpha=1) -> Tensor:
-    return _inplace(IndexAdd, input, *_index_add_args("index_add_", input, dim, index, source,
-                                                      alpha))
 
 
 # --- masks ------------------------------------------------------------------------------------
@@ -701,7 +398,8 @@ def masked_fill(input, mask, value) -> Tensor:
 
 
 def masked_fill_(input, mask, value) -> Tensor:
-    return _inplace(MaskedFill, input, *_mask_args("masked_fill_", input, mask, value, True))
+    return apply_inplace(MaskedFill, input, *_mask_args("masked_fill_", input, mask, value, True),
+                         convert=False)
 
 
 def masked_select(input, mask) -> Tensor:

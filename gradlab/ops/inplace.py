@@ -11,7 +11,12 @@ An in-place op is its out-of-place op plus three things:
    node, whose input is the tensor's previous history. The op runs on a
    stand-in for the old value that carries that history; if its backward
    needs the old values (``mul_`` does, ``add_`` doesn't), the stand-in
-   keeps a copy of them, so even second derivatives stay right.
+   keeps a copy of them, so even second derivatives stay right. If the
+   tensor is a view, its base's history is rebased too
+   (``autograd/views.py``), so the base's gradient stays right as well.
+
+``apply_inplace`` below does all three for every in-place op in gradlab,
+``x[idx] = v``, ``masked_fill_`` and ``scatter_`` included.
 
 A leaf that requires grad cannot be changed in place while grad mode is on
 (the graph would lose the value the leaf had); update weights under
@@ -28,15 +33,14 @@ from ..autograd.grad_mode import state
 from ..autograd.views import rebase_view
 from ..storage import Storage
 from ..tensor import Tensor
-from . import elementwise as ew
+from . import arithmetic, selection, unary
 from ._util import as_operand, unbroadcast, xp_for
 
 __all__ = ["add_", "sub_", "mul_", "div_", "pow_", "neg_", "exp_", "log_", "sqrt_", "abs_",
-           "relu_", "sigmoid_", "tanh_", "clamp_", "clip_", "zero_", "fill_", "copy_"]
+           "relu_", "sigmoid_", "tanh_", "erf_", "clamp_", "clip_", "zero_", "fill_", "copy_"]
 TENSOR_METHODS = list(__all__)
 
 _forms: dict = {}
-_raw_variants: dict = {}
 
 
 def _inplace_form(op: type[Function]) -> type[Function]:
@@ -51,36 +55,16 @@ def _inplace_form(op: type[Function]) -> type[Function]:
 def apply_inplace(op: type[Function], target: Tensor, *args, convert: bool = True) -> Tensor:
     """Run ``op`` on ``(target, *args)`` in place, as described in the module docstring.
 
-    Operands are first converted to the target's dtype and device; ops whose
-    arguments must pass as they are (an index key, a mask) use ``convert=False``.
+    This is the one in-place mechanism: every ``x.op_()``, ``x[idx] = v``,
+    ``masked_fill_``, ``scatter_`` ... goes through it. Operands are first
+    converted to the target's dtype and device; ops whose arguments must pass
+    as they are (an index key, a bool mask) use ``convert=False``.
     """
     _check_target(op.name + "_", target)
     if convert:
         args = tuple(_operand_for(op, target, a) for a in args)
     return _in_place(op.name + "_", target, lambda old: _inplace_form(op).apply(old, *args),
                      args)
-
-
-def _inplace_variant(op: type[Function]) -> type[Function]:
-    """``op`` as a Function that writes into its first input (the older mechanism).
-
-    Kept for callers that have not moved to ``apply_inplace(..., convert=False)``;
-    it keeps a constant copy of the old values, so second derivatives through it are lost.
-    """
-    cls = _raw_variants.get(op)
-    if cls is None:
-        def forward(ctx, a, *rest):
-            out = op.forward(ctx, a, *rest)
-            saved = getattr(ctx, "_saved", None)
-            if saved:  # the op's backward needs the old values: keep a copy
-                ctx._saved = tuple(s.copy() if s is a else s for s in saved)
-            a[...] = out
-            return a
-
-        cls = _raw_variants[op] = type(op.__name__ + "_", (op,), {
-            "name": op.name + "_", "node_name": op.node_name, "raw": True, "returns_input": True,
-            "forward": staticmethod(forward)})
-    return cls
 
 
 def _check_target(name: str, target) -> None:
@@ -90,7 +74,8 @@ def _check_target(name: str, target) -> None:
         raise RuntimeError(
             f"{name}: a leaf tensor that requires grad (shape {tuple(target.shape)}) can't "
             "be changed in place: the graph would lose its value. Fix: update weights inside "
-            "`with gradlab.no_grad():`, or use the out-of-place op (x = x + y)."
+            "`with gradlab.no_grad():`; otherwise change a copy (y = x.clone()) or use the "
+            "out-of-place op (x = x + y)."
         )
     base = target._view_base
     if base is not None and base._requires_grad and base.grad_fn is None and state.enabled:
@@ -103,15 +88,15 @@ def _check_target(name: str, target) -> None:
 
 def _in_place(name: str, target: Tensor, compute, args) -> Tensor:
     """Write ``compute(old)`` into ``target``'s memory and make it ``target``'s history."""
-    recording = state.enabled and (target._requires_grad or any(
-        isinstance(a, Tensor) and a._requires_grad for a in args))
-    if recording:  # the old value, with the old history, under its own version counter
+    if _records_history(target, args):
+        # the old value, with the old history, under its own version counter
         old = Tensor._make(target._data, Storage(target._data.nbytes, target._device),
                            target.grad_fn, target._out_index, target._requires_grad)
         old.name = target.name
     else:
         old = target
     result = compute(old)
+    _refuse_wider(name, result.dtype, target)  # exp_ of an integer tensor gives floats
     if result._data.shape != target._data.shape:
         raise RuntimeError(
             f"{name}: the result has shape {tuple(result.shape)} but the tensor has shape "
@@ -132,18 +117,34 @@ def _in_place(name: str, target: Tensor, compute, args) -> Tensor:
     return target
 
 
+def _records_history(target: Tensor, args) -> bool:
+    """Will the change be recorded: grad mode on, and the tensor or an operand requires grad?"""
+    if not state.enabled:
+        return False
+    if target._requires_grad:
+        return True
+    for a in args:
+        if isinstance(a, Tensor) and a._requires_grad:
+            return True
+    return False
+
+
+def _refuse_wider(name: str, result, target: Tensor) -> None:
+    """An in-place result must fit the tensor's dtype: floats can't go into integers."""
+    if result.category > target.dtype.category:
+        raise RuntimeError(
+            f"{name}: the result type {result} can't be cast to the tensor's dtype "
+            f"{target.dtype} in place (shape {tuple(target.shape)}). Fix: use the out-of-place "
+            f"op, or convert first: x = x.to({result})."
+        )
+
+
 def _operand_for(op, target: Tensor, value):
     """Convert an operand to the target's dtype, refusing casts PyTorch refuses."""
     value = as_operand(value, target) if not isinstance(value, (Tensor, type(None))) else value
     if value is None or isinstance(value, tuple):
         return value
-    result = _dt.result_type(target, value)
-    if result.category > target.dtype.category:
-        raise RuntimeError(
-            f"{op.name}_: the result type {result} can't be cast to the tensor's dtype "
-            f"{target.dtype} in place (shape {tuple(target.shape)}). Fix: use the out-of-place "
-            f"op, or convert first: x = x.to({result})."
-        )
+    _refuse_wider(op.name + "_", _dt.result_type(target, value), target)
     if isinstance(value, Tensor):
         if value.device is not target.device:
             value = value.to(target.device)
@@ -153,47 +154,62 @@ def _operand_for(op, target: Tensor, value):
 
 
 def add_(input, other, *, alpha=1) -> Tensor:
-    return apply_inplace(ew.Add, input, other if alpha == 1 else ew.mul(other, alpha))
+    return apply_inplace(arithmetic.Add, input,
+                         other if alpha == 1 else arithmetic.mul(other, alpha))
 
 
 def sub_(input, other, *, alpha=1) -> Tensor:
-    return apply_inplace(ew.Sub, input, other if alpha == 1 else ew.mul(other, alpha))
+    return apply_inplace(arithmetic.Sub, input,
+                         other if alpha == 1 else arithmetic.mul(other, alpha))
 
 
 def mul_(input, other) -> Tensor:
-    return apply_inplace(ew.Mul, input, other)
+    return apply_inplace(arithmetic.Mul, input, other)
 
 
 def div_(input, other) -> Tensor:
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"div_: true division of a {input.dtype} tensor gives floats, which "
                            "can't be stored in it. Fix: x = x / y, or x = x.float() first")
-    return apply_inplace(ew.Div, input, other)
+    return apply_inplace(arithmetic.Div, input, other)
 
 
 def pow_(input, exponent) -> Tensor:
     if isinstance(exponent, Tensor):
-        return apply_inplace(ew.Pow, input, exponent)
-    return apply_inplace(ew.PowScalar, input, exponent)
+        return apply_inplace(arithmetic.Pow, input, exponent)
+    return apply_inplace(arithmetic.PowScalar, input, exponent)
 
 
-def _unary_inplace(op):
+def _unary_inplace(op, floats_only: bool = False):
+    """``x.op_()`` for a one-input op; ``floats_only``: its values are floats even for integer
+    input (exp, sigmoid ...), which can't be stored in an integer tensor."""
+    name = op.name + "_"
+
     def method(input) -> Tensor:
+        if floats_only and isinstance(input, Tensor) and not input.dtype.is_floating_point:
+            _refuse_wider(name, _dt.get_default_dtype(), input)
         return apply_inplace(op, input)
 
-    method.__name__ = op.name + "_"
+    method.__name__ = name
     method.__doc__ = f"In-place {op.name}."
     return method
 
 
-neg_ = _unary_inplace(ew.Neg)
-exp_ = _unary_inplace(ew.Exp)
-log_ = _unary_inplace(ew.Log)
-sqrt_ = _unary_inplace(ew.Sqrt)
-abs_ = _unary_inplace(ew.Abs)
-relu_ = _unary_inplace(ew.Relu)
-sigmoid_ = _unary_inplace(ew.Sigmoid)
-tanh_ = _unary_inplace(ew.Tanh)
+neg_ = _unary_inplace(arithmetic.Neg)
+exp_ = _unary_inplace(unary.Exp, floats_only=True)
+log_ = _unary_inplace(unary.Log, floats_only=True)
+sqrt_ = _unary_inplace(unary.Sqrt, floats_only=True)
+abs_ = _unary_inplace(unary.Abs)
+relu_ = _unary_inplace(unary.Relu)
+sigmoid_ = _unary_inplace(unary.Sigmoid, floats_only=True)
+tanh_ = _unary_inplace(unary.Tanh, floats_only=True)
+
+
+def erf_(input) -> Tensor:
+    """In-place erf. Its derivative 2/√π · e^(-x²) needs the old values, so a copy is kept."""
+    from .activation import Erf  # activation imports this module: import when first used
+
+    return _unary_inplace(Erf, floats_only=True)(input)
 
 
 def clamp_(input, min=None, max=None) -> Tensor:  # noqa: A002
@@ -201,8 +217,8 @@ def clamp_(input, min=None, max=None) -> Tensor:  # noqa: A002
         raise RuntimeError("clamp_: at least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         _check_target("clamp_", input)
-        return _in_place("clamp_", input, lambda old: ew.clamp(old, min, max), (min, max))
-    return apply_inplace(ew.Clamp, input, min, max)
+        return _in_place("clamp_", input, lambda old: selection.clamp(old, min, max), (min, max))
+    return apply_inplace(selection.Clamp, input, min, max)
 
 
 clip_ = clamp_

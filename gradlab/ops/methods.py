@@ -10,19 +10,28 @@ from __future__ import annotations
 from ..tensor import Tensor
 from . import (
     activation,
+    arithmetic,
+    comparison,
     conversion,
-    elementwise,
+    gather_scatter,
     indexing,
     inplace,
     joining,
     linalg,
+    padding,
     reduction,
+    selection,
     shape,
+    softmax_family,
+    statistics,
+    triangular,
+    unary,
 )
 
 # Each family lists its methods in TENSOR_METHODS: a name, or (method name, function name).
-FAMILIES = (elementwise, reduction, linalg, shape, joining, indexing, activation, conversion,
-            inplace)
+FAMILIES = (arithmetic, unary, selection, comparison, reduction, statistics, softmax_family,
+            linalg, shape, padding, triangular, joining, indexing, gather_scatter, activation,
+            conversion, inplace)
 
 
 def _reversed(fn):
@@ -55,23 +64,23 @@ def install_methods(cls=Tensor) -> None:
         for entry in module.TENSOR_METHODS:
             method, function = entry if isinstance(entry, tuple) else (entry, entry)
             setattr(cls, method, getattr(module, function))
-    ew = elementwise
+    ar, cmp, inp = arithmetic, comparison, inplace
     dunders = {
-        "__add__": ew.add, "__radd__": _reversed(ew.add), "__iadd__": _iop(inplace.add_),
-        "__sub__": ew.sub, "__rsub__": _reversed(ew.sub), "__isub__": _iop(inplace.sub_),
-        "__mul__": ew.mul, "__rmul__": _reversed(ew.mul), "__imul__": _iop(inplace.mul_),
-        "__truediv__": ew.div, "__rtruediv__": _reversed(ew.div),
-        "__itruediv__": _iop(inplace.div_),
-        "__floordiv__": ew.floor_divide, "__rfloordiv__": _reversed(ew.floor_divide),
-        "__mod__": ew.remainder, "__rmod__": _reversed(ew.remainder),
-        "__pow__": ew.pow, "__rpow__": _reversed(ew.pow), "__ipow__": _iop(inplace.pow_),
+        "__add__": ar.add, "__radd__": _reversed(ar.add), "__iadd__": _iop(inp.add_),
+        "__sub__": ar.sub, "__rsub__": _reversed(ar.sub), "__isub__": _iop(inp.sub_),
+        "__mul__": ar.mul, "__rmul__": _reversed(ar.mul), "__imul__": _iop(inp.mul_),
+        "__truediv__": ar.div, "__rtruediv__": _reversed(ar.div),
+        "__itruediv__": _iop(inp.div_),
+        "__floordiv__": ar.floor_divide, "__rfloordiv__": _reversed(ar.floor_divide),
+        "__mod__": ar.remainder, "__rmod__": _reversed(ar.remainder),
+        "__pow__": ar.pow, "__rpow__": _reversed(ar.pow), "__ipow__": _iop(inp.pow_),
         "__matmul__": linalg.matmul, "__rmatmul__": _reversed(linalg.matmul),
-        "__neg__": ew.neg, "__pos__": lambda self: self, "__abs__": ew.abs,
-        "__eq__": ew.eq, "__ne__": ew.ne, "__lt__": ew.lt, "__le__": ew.le, "__gt__": ew.gt,
-        "__ge__": ew.ge, "__invert__": ew.bitwise_not,
-        "__and__": _where_bool(ew.logical_and, ew.logical_and),
-        "__or__": _where_bool(ew.logical_or, ew.logical_or),
-        "__xor__": _where_bool(ew.logical_xor, ew.logical_xor),
+        "__neg__": ar.neg, "__pos__": lambda self: self, "__abs__": unary.abs,
+        "__eq__": cmp.eq, "__ne__": cmp.ne, "__lt__": cmp.lt, "__le__": cmp.le,
+        "__gt__": cmp.gt, "__ge__": cmp.ge, "__invert__": cmp.bitwise_not,
+        "__and__": _where_bool(cmp.logical_and, cmp.logical_and),
+        "__or__": _where_bool(cmp.logical_or, cmp.logical_or),
+        "__xor__": _where_bool(cmp.logical_xor, cmp.logical_xor),
     }
     dunders["__rand__"] = _reversed(dunders["__and__"])
     dunders["__ror__"] = _reversed(dunders["__or__"])

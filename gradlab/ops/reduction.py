@@ -1,9 +1,13 @@
-"""Reductions: many values in, fewer out (and softmax/cumsum, which mix values along a dim).
+"""Reductions: many values in, fewer out (and cumsum, which keeps a running sum along a dim).
 
 The backward of a reduction sends each output's gradient back to the inputs
 it summarised: ``sum`` copies it to every input (expand), ``mean`` also
 divides by the count, ``amax`` shares it among the inputs that tied for the
 max, ``max(dim)`` gives it to the one index it returned.
+
+The helpers below (which dims, the reduced shape, ``expand_reduced``) are
+shared with the families built on reductions: ``statistics`` (var, std,
+norm) and ``softmax_family`` (softmax, log_softmax, logsumexp).
 """
 
 from __future__ import annotations
@@ -18,15 +22,13 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import check_float, wrap_dim, wrap_dims, xp_for
+from ._util import wrap_dim, wrap_dims, xp_for
 from .creation import arange
-from .elementwise import maximum, minimum, sign, where
+from .selection import maximum, minimum, where
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "any", "all",
-           "var", "std", "var_mean", "std_mean", "logsumexp", "norm", "cumsum", "softmax",
-           "log_softmax", "return_types"]
-# PyTorch has no Tensor.var_mean / Tensor.std_mean.
-TENSOR_METHODS = [n for n in __all__ if n not in ("var_mean", "std_mean", "return_types")]
+           "cumsum", "return_types"]
+TENSOR_METHODS = [n for n in __all__ if n != "return_types"]
 
 
 class return_types:  # noqa: N801 - PyTorch's name (torch.return_types)
@@ -39,14 +41,15 @@ class return_types:  # noqa: N801 - PyTorch's name (torch.return_types)
 
 # --- shared helpers ---------------------------------------------------------------------------
 
-def _dims(input: Tensor, dim, op: str):
+def reduce_dims(input: Tensor, dim, op: str):
     """``dim`` as a sorted tuple of dims; None, () and [] mean every dim (returned as None)."""
     if dim is None or (isinstance(dim, (tuple, list)) and not dim):
         return None
     return wrap_dims(dim, input.ndim, op)
 
 
-def _reduced_shape(shape, dims, keepdim):
+def reduced_shape(shape, dims, keepdim):
+    """The shape of a reduction's output: reduced dims dropped, or kept as 1 with keepdim."""
     if dims is None:
         return (1,) * len(shape) if keepdim else ()
     if keepdim:
@@ -54,7 +57,7 @@ def _reduced_shape(shape, dims, keepdim):
     return tuple(s for i, s in enumerate(shape) if i not in dims)
 
 
-def _count(shape, dims) -> int:
+def reduced_count(shape, dims) -> int:
     """How many inputs each output of a reduction over ``dims`` summarises."""
     return math.prod(shape if dims is None else [shape[d] for d in dims])
 
@@ -66,11 +69,11 @@ def expand_reduced(grad: Tensor, shape, dims, keepdim) -> Tensor:
     as size-1 dims, then expand (a view: no copy).
     """
     if not keepdim:
-        grad = grad.reshape(_reduced_shape(shape, dims, True))
+        grad = grad.reshape(reduced_shape(shape, dims, True))
     return grad.expand(shape)
 
 
-def _need_elements(op: str, input: Tensor, dims) -> None:
+def need_elements(op: str, input: Tensor, dims) -> None:
     """max, argmax, ... have no identity (sum has 0, prod 1): they need elements to pick."""
     shape = tuple(input.shape)
     if dims is None and input.numel() == 0:
@@ -82,7 +85,13 @@ def _need_elements(op: str, input: Tensor, dims) -> None:
                              f"is nothing to pick; reduce over a dim with elements")
 
 
-def _quiet(fn):
+def dim_axis(input: Tensor, dim: int, op: str):
+    """The array axis for ``dim`` in ops along one dim; None for a 0-d tensor (its one element)."""
+    d = wrap_dim(dim, input.ndim, op)
+    return d if input.ndim else None
+
+
+def quietly(fn):
     """``fn()`` without NumPy's warnings about 0/0: PyTorch quietly gives nan (or inf)."""
     with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -112,7 +121,7 @@ class Sum(Function):
 def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A001
     """Sum of all elements, or over ``dim`` (an int or a tuple of ints)."""
     dtype = None if dtype is None else _dt.to_dtype(dtype).np
-    return Sum.apply(input, _dims(input, dim, "sum"), keepdim, dtype)
+    return Sum.apply(input, reduce_dims(input, dim, "sum"), keepdim, dtype)
 
 
 class Mean(Function):
@@ -123,9 +132,9 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, a, dims, keepdim):
         ctx.dims, ctx.keepdim = dims, keepdim
-        ctx.count = _count(a.shape, dims)
+        ctx.count = reduced_count(a.shape, dims)
         if a.size == 0:  # the mean of nothing is nan
-            return _quiet(lambda: a.mean(axis=dims, keepdims=keepdim)).astype(a.dtype)
+            return quietly(lambda: a.mean(axis=dims, keepdims=keepdim)).astype(a.dtype)
         return a.mean(axis=dims, keepdims=keepdim).astype(a.dtype, copy=False)
 
     @staticmethod
@@ -143,7 +152,7 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
             f"mean: expected a floating point tensor, got {input.dtype} with shape "
             f"{tuple(input.shape)}. Fix: x.float().mean(), or pass dtype=gradlab.float32"
         )
-    return Mean.apply(input, _dims(input, dim, "mean"), keepdim)
+    return Mean.apply(input, reduce_dims(input, dim, "mean"), keepdim)
 
 
 class Prod(Function):
@@ -189,7 +198,7 @@ def prod(input, dim: int | None = None, keepdim: bool = False, *, dtype=None) ->
                         f"time, as in PyTorch). Fix: chain them, e.g. x.prod(1).prod(0)")
     if dtype is not None:
         input = input.to(dtype)
-    return Prod.apply(input, _dims(input, dim, "prod"), keepdim)
+    return Prod.apply(input, reduce_dims(input, dim, "prod"), keepdim)
 
 
 # --- max, min and friends ---------------------------------------------------------------------
@@ -271,10 +280,10 @@ def _extreme(op, input, dim, keepdim, other):
     if other is not None or isinstance(dim, Tensor):  # max(a, b) is maximum(a, b)
         return (maximum if largest else minimum)(input, dim if other is None else other)
     if dim is None:
-        _need_elements(op, input, None)
+        need_elements(op, input, None)
         return (Max if largest else Min).apply(input, None, False, largest)
     d = wrap_dim(dim, input.ndim, op)
-    _need_elements(op, input, (d,) if input.ndim else ())
+    need_elements(op, input, (d,) if input.ndim else ())
     values, indices = (MaxDim if largest else MinDim).apply(input, d, keepdim, largest)
     return getattr(return_types, op)(values, indices)
 
@@ -294,15 +303,15 @@ def min(input, dim=None, keepdim: bool = False, *,  # noqa: A001
 
 def amax(input, dim=(), keepdim: bool = False) -> Tensor:
     """Largest value over ``dim`` (an int or tuple; () means all). Ties share the gradient."""
-    dims = _dims(input, dim, "amax")
-    _need_elements("amax", input, dims)
+    dims = reduce_dims(input, dim, "amax")
+    need_elements("amax", input, dims)
     return Amax.apply(input, dims, keepdim, True)
 
 
 def amin(input, dim=(), keepdim: bool = False) -> Tensor:
     """Smallest value over ``dim`` (an int or tuple; () means all). Ties share the gradient."""
-    dims = _dims(input, dim, "amin")
-    _need_elements("amin", input, dims)
+    dims = reduce_dims(input, dim, "amin")
+    need_elements("amin", input, dims)
     return Amin.apply(input, dims, keepdim, False)
 
 
@@ -329,7 +338,7 @@ class Argmin(Argmax):
 
 def _arg(fn, op, input, dim, keepdim):
     dim = None if dim is None or input.ndim == 0 else wrap_dim(dim, input.ndim, op)
-    _need_elements(op, input, None if dim is None else (dim,))
+    need_elements(op, input, None if dim is None else (dim,))
     return fn.apply(input, dim, keepdim, fn is Argmax)
 
 
@@ -360,280 +369,12 @@ class All(Any):
 
 def any(input, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True where any element (over ``dim``) is nonzero; False for no elements."""
-    return Any.apply(input, _dims(input, dim, "any"), keepdim, False)
+    return Any.apply(input, reduce_dims(input, dim, "any"), keepdim, False)
 
 
 def all(input, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True where every element (over ``dim``) is nonzero; True for no elements."""
-    return All.apply(input, _dims(input, dim, "all"), keepdim, True)
-
-
-# --- variance and standard deviation ----------------------------------------------------------
-
-class Var(Function):
-    """var = Σ(a_i - mean)² / (N - correction).   d/da_i = 2 (a_i - mean) / (N - correction)."""
-
-    raw = True
-
-    @staticmethod
-    def forward(ctx, a, dims, keepdim, correction):
-        ctx.dims, ctx.keepdim = dims, keepdim
-        n = _count(a.shape, dims)
-        ctx.dof = dof = n - correction
-        centered = a - a.sum(axis=dims, keepdims=True) / builtins.max(n, 1)
-        squares = (centered * centered).sum(axis=dims, keepdims=keepdim)
-        out = squares / dof if dof > 0 else _quiet(lambda: squares / 0.0)  # inf or nan
-        ctx.save_for_backward(a)
-        return out.astype(a.dtype, copy=False)
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return _var_backward(ctx, grad, a), None, None, None
-
-
-def _var_backward(ctx, grad, a):
-    grad = expand_reduced(grad, a.shape, ctx.dims, ctx.keepdim)
-    scale = 2.0 / ctx.dof if ctx.dof > 0 else math.inf
-    return grad * (a - a.mean(ctx.dims, keepdim=True)) * scale
-
-
-class Std(Function):
-    """std = √var.   d/da_i = (d var/da_i) / (2 std), taken as 0 where std = 0 (as PyTorch)."""
-
-    raw = True
-
-    @staticmethod
-    def forward(ctx, a, dims, keepdim, correction):
-        out = xp_for(a).sqrt(Var.forward(ctx, a, dims, keepdim, correction))
-        ctx.save_for_backward(a, out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, out = ctx.saved_tensors
-        flat = out == 0  # all values equal: √ has an infinite slope at 0
-        grad_var = where(flat, 0.0, grad / (where(flat, 1.0, out) * 2))
-        return _var_backward(ctx, grad_var, a), None, None, None
-
-
-def _spread(fn, op, input, dim, unbiased, keepdim, correction):
-    if isinstance(dim, bool):  # var(x, False): the (input, unbiased) form
-        dim, unbiased = None, dim
-    if unbiased is not None and correction is not None:
-        raise TypeError(f"{op}: pass unbiased= or correction=, not both "
-                        f"(unbiased=True is correction=1, unbiased=False is correction=0)")
-    if correction is None:
-        correction = 0 if unbiased is False else 1
-    if not input.dtype.is_floating_point:
-        raise RuntimeError(f"{op}: expected a floating point tensor, got {input.dtype} with "
-                           f"shape {tuple(input.shape)}. Fix: convert first with .float()")
-    dims = _dims(input, dim, op)
-    if _count(input.shape, dims) <= correction:
-        warnings.warn(f"{op}: degrees of freedom <= 0: correction={correction} with only "
-                      f"{_count(input.shape, dims)} value(s) per result; the result is inf or "
-                      f"nan", UserWarning, stacklevel=3)
-    return fn.apply(input, dims, keepdim, correction)
-
-
-def var(input, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
-        correction: float | None = None) -> Tensor:
-    """Variance over ``dim``, dividing by N - correction (correction 1 = unbiased, default)."""
-    return _spread(Var, "var", input, dim, unbiased, keepdim, correction)
-
-
-def std(input, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
-        correction: float | None = None) -> Tensor:
-    """Standard deviation over ``dim``: √var, with var's ``unbiased``/``correction``."""
-    return _spread(Std, "std", input, dim, unbiased, keepdim, correction)
-
-
-def var_mean(input, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
-             correction: float | None = None) -> tuple[Tensor, Tensor]:
-    out = _spread(Var, "var_mean", input, dim, unbiased, keepdim, correction)
-    return out, mean(input, None if isinstance(dim, bool) else dim, keepdim)
-
-
-def std_mean(input, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
-             correction: float | None = None) -> tuple[Tensor, Tensor]:
-    out = _spread(Std, "std_mean", input, dim, unbiased, keepdim, correction)
-    return out, mean(input, None if isinstance(dim, bool) else dim, keepdim)
-
-
-# --- norm -------------------------------------------------------------------------------------
-
-class Norm(Function):
-    """p-norm (Σ|a_i|^p)^(1/p); p = ±inf: max/min |a_i|; p = 0: the count of nonzeros.
-
-    d/da_i = sign(a_i) |a_i|^(p-1) / out^(p-1), taken as 0 where out = 0 (the
-    2-norm of a zero vector has gradient 0, not nan); p = ±inf: sign(a_i)/k for
-    the k elements with |a_i| = out.
-    """
-
-    raw = True
-
-    @staticmethod
-    def forward(ctx, a, p, dims, keepdim):
-        ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
-        size = xp_for(a).abs(a)
-        if math.isinf(p):
-            out = (size.max if p > 0 else size.min)(axis=dims, keepdims=keepdim)
-        elif p == 0:
-            out = (a != 0).sum(axis=dims, keepdims=keepdim)
-        elif p == 2:
-            out = xp_for(a).sqrt((a * a).sum(axis=dims, keepdims=keepdim))
-        else:
-            out = (size ** p).sum(axis=dims, keepdims=keepdim) ** (1 / p)
-        out = out.astype(a.dtype, copy=False)
-        ctx.save_for_backward(a, out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, out = ctx.saved_tensors
-        p, dims = ctx.p, ctx.dims
-        grad = expand_reduced(grad, a.shape, dims, ctx.keepdim)
-        out = expand_reduced(out, a.shape, dims, ctx.keepdim)
-        if p == 0:
-            return grad * 0.0, None, None, None
-        if math.isinf(p):
-            winner = a.abs() == out
-            share = sign(a) * grad / winner.sum(dims, keepdim=True)
-            return where(winner, share, 0.0), None, None, None
-        zero = out == 0  # safe denominators: no 0/0, not even in double backward
-        scale = where(zero, 0.0, grad / where(zero, 1.0, out) ** (p - 1))
-        if p == 2:
-            return a * scale, None, None, None
-        return sign(a) * where(a == 0, 1.0, a.abs()) ** (p - 1) * scale, None, None, None
-
-
-def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
-    """Vector p-norm over ``dim`` (default: all elements); 'fro' is the 2-norm."""
-    p = 2 if p == "fro" or p is None else p
-    if isinstance(p, str) or (p < 0 and not math.isinf(p)):
-        raise ValueError(f"norm: p={p!r} is not supported; use 'fro', a number >= 0, inf or "
-                         f"-inf (the nuclear norm 'nuc' needs an SVD)")
-    if dtype is not None:
-        input = input.to(dtype)
-    check_float("norm", input)
-    dims = _dims(input, dim, "norm")
-    if math.isinf(p):
-        _need_elements("norm", input, dims)
-    return Norm.apply(input, float(p), dims, keepdim)
-
-
-# --- along a dim: logsumexp, softmax, log_softmax, cumsum -------------------------------------
-
-def _dim_required(op: str, dim) -> None:
-    if dim is None:
-        raise TypeError(f"{op}: dim is required: which dim should it work along? For logits "
-                        f"of shape (batch, classes) that is the last one: {op}(x, dim=-1)")
-
-
-def _axis(input: Tensor, dim: int, op: str):
-    """The array axis for ``dim``; None for a 0-d tensor (its one element)."""
-    d = wrap_dim(dim, input.ndim, op)
-    return d if input.ndim else None
-
-
-class Logsumexp(Function):
-    """log Σ exp(a_i) = m + log Σ exp(a_i - m), m = max: nothing overflows.
-
-    d/da_i = exp(a_i - out) = softmax(a)_i.
-    """
-
-    raw = True
-
-    @staticmethod
-    def forward(ctx, a, dims, keepdim):
-        xp = xp_for(a)
-        ctx.dims, ctx.keepdim = dims, keepdim
-        shape = _reduced_shape(a.shape, dims, keepdim)
-        if a.size == 0:  # log of an empty sum = log 0
-            out = xp.full(shape, -math.inf, dtype=a.dtype)
-        else:
-            m = a.max(axis=dims, keepdims=True)
-            m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))  # all -inf: shift by 0 instead
-            with np.errstate(divide="ignore"):  # log 0 = -inf is the right answer here
-                out = (xp.log(xp.exp(a - m).sum(axis=dims, keepdims=True)) + m).reshape(shape)
-        ctx.save_for_backward(a, out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, out = ctx.saved_tensors
-        shape, dims, keepdim = ctx.input_shapes[0], ctx.dims, ctx.keepdim
-        softmax_a = (a - expand_reduced(out, shape, dims, keepdim)).exp()
-        return expand_reduced(grad, shape, dims, keepdim) * softmax_a, None, None
-
-
-def logsumexp(input, dim=None, keepdim: bool = False) -> Tensor:
-    """log(sum(exp(x))) over ``dim`` (required), without overflow; integers become float."""
-    _dim_required("logsumexp", dim)
-    if not input.dtype.is_floating_point:
-        input = input.to(_dt.get_default_dtype())
-    return Logsumexp.apply(input, _dims(input, dim, "logsumexp"), keepdim)
-
-
-class Softmax(Function):
-    """y_i = exp(a_i - m) / Σ_j exp(a_j - m), m = max.   Backward: dx = y · (g - Σ_j g_j y_j)."""
-
-    raw = True
-
-    @staticmethod
-    def forward(ctx, a, dim):
-        ctx.dim = dim
-        e = xp_for(a).exp(a - a.max(axis=dim, keepdims=True)) if a.size else a.copy()
-        out = e / e.sum(axis=dim, keepdims=True)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        (y,) = ctx.saved_tensors
-        return y * (grad - (grad * y).sum(ctx.dim, keepdim=True)), None
-
-
-class LogSoftmax(Function):
-    """y_i = a_i - m - log Σ_j exp(a_j - m), m = max.   Backward: dx = g - softmax · Σ_j g_j."""
-
-    raw = True
-    name = "log_softmax"
-
-    @staticmethod
-    def forward(ctx, a, dim):
-        xp = xp_for(a)
-        ctx.dim = dim
-        if a.size == 0:
-            out = a.copy()
-        else:
-            shifted = a - a.max(axis=dim, keepdims=True)
-            out = shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        (y,) = ctx.saved_tensors
-        return grad - y.exp() * grad.sum(ctx.dim, keepdim=True), None
-
-
-def _normalize(fn, op, input, dim, dtype):
-    _dim_required(op, dim)
-    if dtype is not None:
-        input = input.to(dtype)
-    check_float(op, input)
-    return fn.apply(input, _axis(input, dim, op))
-
-
-def softmax(input, dim: int | None = None, dtype=None) -> Tensor:
-    """exp(x) / sum(exp(x)) along ``dim`` (required): values in [0, 1] that sum to 1."""
-    return _normalize(Softmax, "softmax", input, dim, dtype)
-
-
-def log_softmax(input, dim: int | None = None, dtype=None) -> Tensor:
-    """log(softmax(x)) along ``dim`` (required), in one stable step."""
-    return _normalize(LogSoftmax, "log_softmax", input, dim, dtype)
+    return All.apply(input, reduce_dims(input, dim, "all"), keepdim, True)
 
 
 class Cumsum(Function):
@@ -664,4 +405,4 @@ def cumsum(input, dim: int | None = None, *, dtype=None) -> Tensor:
         input = input.to(dtype)
     elif not input.dtype.is_floating_point and input.dtype is not _dt.int64:
         input = input.to(_dt.int64)
-    return Cumsum.apply(input, _axis(input, dim, "cumsum"), False)
+    return Cumsum.apply(input, dim_axis(input, dim, "cumsum"), False)

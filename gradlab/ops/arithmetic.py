@@ -1,0 +1,286 @@
+"""Arithmetic: + - * / ** and friends, each forward with its derivative right below.
+
+Every op here acts value by value, so its backward is the chain rule one
+value at a time: ``grad_input = grad_output * (local derivative)``. When
+inputs were broadcast, ``unbroadcast`` sums the gradient back to each
+input's shape (a value used by many outputs collects all their gradients).
+
+Forwards run on raw arrays (``raw = True``); backwards are tensor code, so
+they are differentiable themselves (``create_graph=True``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import dtypes as _dt
+from ..autograd.function import Function
+from ..tensor import Tensor
+from ._util import as_operand, binary_op, promote, unbroadcast, xp_for
+from .selection import where
+from .unary import _StepFunction, floor, log, trunc
+
+__all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
+           "negative", "pow", "reciprocal", "square", "remainder", "floor_divide"]
+TENSOR_METHODS = list(__all__)
+
+_binary = binary_op
+
+class Add(Function):
+    """a + b.   d/da = 1, d/db = 1."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a + b
+
+    @staticmethod
+    def backward(ctx, grad):
+        sa, sb = ctx.input_shapes
+        return unbroadcast(grad, sa), unbroadcast(grad, sb)
+
+
+class Sub(Function):
+    """a - b.   d/da = 1, d/db = -1."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a - b
+
+    @staticmethod
+    def backward(ctx, grad):
+        sa, sb = ctx.input_shapes
+        return unbroadcast(grad, sa), None if sb is None else unbroadcast(-grad, sb)
+
+
+class Mul(Function):
+    """a * b.   d/da = b, d/db = a."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        sa, sb = ctx.input_shapes
+        return (None if sa is None else unbroadcast(grad * b, sa),
+                None if sb is None else unbroadcast(grad * a, sb))
+
+
+class Div(Function):
+    """a / b.   d/da = 1/b, d/db = -a/b² = -(a/b)/b."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        out = a / b
+        ctx.save_for_backward(b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        b, out = ctx.saved_tensors
+        sa, sb = ctx.input_shapes
+        grad_a = grad / b
+        return (None if sa is None else unbroadcast(grad_a, sa),
+                None if sb is None else unbroadcast(-grad_a * out, sb))
+
+
+class Neg(Function):
+    """-a.   d/da = -1."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a):
+        return -a
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad
+
+
+
+def add(input, other, *, alpha=1) -> Tensor:
+    """``input + alpha * other``, broadcasting."""
+    if alpha != 1:
+        other = mul(other, alpha)
+    return _binary(Add, input, other)
+
+
+def sub(input, other, *, alpha=1) -> Tensor:
+    """``input - alpha * other``, broadcasting."""
+    if getattr(input, "dtype", None) is _dt.bool or getattr(other, "dtype", None) is _dt.bool:
+        raise RuntimeError(
+            "sub: subtracting bool tensors is not supported (shapes "
+            f"{tuple(getattr(input, 'shape', ()))} and {tuple(getattr(other, 'shape', ()))}). "
+            "Fix: to invert a mask use ~mask or logical_not(); for numbers convert with .int()"
+        )
+    if alpha != 1:
+        other = mul(other, alpha)
+    return _binary(Sub, input, other)
+
+
+def mul(input, other) -> Tensor:
+    return _binary(Mul, input, other)
+
+
+def div(input, other, *, rounding_mode: str | None = None) -> Tensor:
+    """True division; integers divide to float. ``rounding_mode`` 'trunc' or 'floor' rounds."""
+    a, b = promote(input, other)
+    if rounding_mode is not None:
+        return _rounded_div(a, b, rounding_mode)
+    dtype = a.dtype if isinstance(a, Tensor) else b.dtype
+    if not dtype.is_floating_point:  # PyTorch: int / int is float
+        fdt = _dt.get_default_dtype()
+        a = a.to(fdt) if isinstance(a, Tensor) else float(a)
+        b = b.to(fdt) if isinstance(b, Tensor) else float(b)
+    return Div.apply(a, b)
+
+
+def _rounded_div(a, b, mode):
+    if mode == "trunc":
+        return trunc(Div.apply(*_as_float(a, b))).to(_dtype_of(a, b))
+    if mode == "floor":
+        return floor_divide(a, b)
+    raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {mode!r}")
+
+
+def _as_float(a, b):
+    if _dtype_of(a, b).is_floating_point:
+        return a, b
+    f = _dt.get_default_dtype()
+    return (a.to(f) if isinstance(a, Tensor) else float(a),
+            b.to(f) if isinstance(b, Tensor) else float(b))
+
+
+def _dtype_of(a, b):
+    return a.dtype if isinstance(a, Tensor) else b.dtype
+
+
+def neg(input) -> Tensor:
+    return Neg.apply(input)
+
+
+subtract, multiply, divide, true_divide, negative = sub, mul, div, div, neg
+
+
+class PowScalar(Function):
+    """a ** e for a number e.   d/da = e · a^(e-1)."""
+
+    raw = True
+    name = "pow"
+
+    @staticmethod
+    def forward(ctx, a, exponent):
+        ctx.save_for_backward(a)
+        ctx.exponent = exponent
+        return (a ** exponent).astype(a.dtype, copy=False)  # ml_dtypes: bf16 ** 2.0 is f32
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        e = ctx.exponent
+        if e == 0:
+            return grad * 0.0, None
+        return grad * (a ** (e - 1) * e), None
+
+
+class Pow(Function):
+    """a ** b for tensors.   d/da = b · a^(b-1),  d/db = a^b · ln a (0 where a = 0, b >= 0)."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        out = a ** b
+        ctx.save_for_backward(a, b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, out = ctx.saved_tensors
+        sa, sb = ctx.input_shapes
+        grad_a = grad_b = None
+        if sa is not None:
+            grad_a = unbroadcast(grad * b * a ** (b - 1), sa)
+        if sb is not None:
+            if isinstance(a, Tensor):
+                safe_log = log(where(a == 0, 1.0, a))  # where a = 0, a^b (b > 0) is flat in b
+            else:
+                safe_log = math.log(a) if a > 0 else 0.0
+            grad_b = unbroadcast(grad * out * safe_log, sb)
+        return grad_a, grad_b
+
+
+def pow(input, exponent) -> Tensor:
+    """``input ** exponent``; either side may be a number (``2 ** x`` works)."""
+    if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        exponent = as_operand(exponent, input)
+        if not isinstance(exponent, Tensor):
+            if not input.dtype.is_floating_point:
+                if isinstance(exponent, float):
+                    input = input.to(_dt.get_default_dtype())
+                elif exponent < 0:
+                    raise RuntimeError(
+                        f"pow: integers to negative integer powers are not allowed "
+                        f"({input.dtype} tensor ** {exponent}). Fix: x.float() ** {exponent}")
+            return PowScalar.apply(input, exponent)
+    a, b = promote(input, exponent)
+    return Pow.apply(a, b)
+
+
+def reciprocal(input) -> Tensor:
+    """1 / input (float result)."""
+    return div(1.0, input)
+
+
+def square(input) -> Tensor:
+    return mul(input, input)
+
+
+def _integer_op(name: str, xp_name: str):
+    def forward(ctx, a, b):
+        return getattr(xp_for(a), xp_name)(a, b)
+
+    cls = type(name.capitalize(), (_StepFunction,), {"name": name,
+                                                     "forward": staticmethod(forward)})
+
+    def op(input, other) -> Tensor:
+        return _binary(cls, input, other)
+
+    op.__name__ = name
+    return cls, op
+
+
+FloorDivide, floor_divide = _integer_op("floor_divide", "floor_divide")
+
+
+class Remainder(Function):
+    """a mod b (sign of b, Python's rule).   d/da = 1, d/db = -floor(a / b)."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return xp_for(a).remainder(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        sa, sb = ctx.input_shapes
+        return (None if sa is None else unbroadcast(grad, sa),
+                None if sb is None else unbroadcast(-grad * floor(a / b), sb))
+
+
+def remainder(input, other) -> Tensor:
+    return _binary(Remainder, input, other)

@@ -1,0 +1,148 @@
+"""Choosing between values: clamp, maximum, minimum, where.
+
+The gradient follows the choice: it flows to whichever input was picked
+(for ``where``, by the condition; for ``maximum``, to the larger value, ties
+split in half as in PyTorch; for ``clamp``, only where the value was inside
+the bounds).
+"""
+
+from __future__ import annotations
+
+from .. import dtypes as _dt
+from ..autograd.function import Function
+from ..tensor import Tensor
+from ._util import as_operand, binary_op, promote, unbroadcast, xp_for
+
+__all__ = ["clamp", "clip", "maximum", "minimum", "where"]
+TENSOR_METHODS = ["clamp", "clip", "maximum", "minimum"]
+
+_binary = binary_op
+
+
+class Clamp(Function):
+    """clamp(a, lo, hi).   d/da = 1 where lo <= a <= hi, else 0."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, lo, hi):
+        ctx.save_for_backward(a)
+        ctx.bounds = (lo, hi)
+        return xp_for(a).clip(a, lo, hi).astype(a.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        lo, hi = ctx.bounds
+        inside = grad
+        if lo is not None:
+            inside = inside * (a >= lo)
+        if hi is not None:
+            inside = inside * (a <= hi)
+        return inside, None, None
+
+
+def clamp(input, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
+    """Limit values to ``[min, max]`` (either bound may be None, a number or a tensor)."""
+    if min is None and max is None:
+        raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        out = input
+        if min is not None:
+            out = maximum(out, min)
+        if max is not None:
+            out = minimum(out, max)
+        return out
+    if not input.dtype.is_floating_point and (isinstance(min, float) or isinstance(max, float)):
+        input = input.to(_dt.get_default_dtype())
+    return Clamp.apply(input, min, max)
+
+
+clip = clamp
+
+
+class Maximum(Function):
+    """max(a, b) elementwise.  The larger input gets the gradient; ties split it in half."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return xp_for(a).maximum(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return _split_grad(ctx, grad, a > b, a == b)
+
+
+class Minimum(Function):
+    """min(a, b) elementwise.  The smaller input gets the gradient; ties split it in half."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return xp_for(a).minimum(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return _split_grad(ctx, grad, a < b, a == b)
+
+
+def _split_grad(ctx, grad, a_wins, tie):
+    sa, sb = ctx.input_shapes
+    share_a = where(a_wins, 1.0, where(tie, 0.5, 0.0))
+    return (None if sa is None else unbroadcast(grad * share_a, sa),
+            None if sb is None else unbroadcast(grad * (1 - share_a), sb))
+
+
+def maximum(input, other) -> Tensor:
+    return _binary(Maximum, input, other)
+
+
+def minimum(input, other) -> Tensor:
+    return _binary(Minimum, input, other)
+
+
+class Where(Function):
+    """cond ? a : b.   The gradient goes to a where cond holds, to b elsewhere."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, cond, a, b):
+        ctx.save_for_backward(cond)
+        return xp_for(cond).where(cond, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (cond,) = ctx.saved_tensors
+        _, sa, sb = ctx.input_shapes
+        return (None,
+                None if sa is None else unbroadcast(Where.apply(cond, grad, 0.0), sa),
+                None if sb is None else unbroadcast(Where.apply(cond, 0.0, grad), sb))
+
+
+def where(condition, input=None, other=None) -> Tensor:
+    """Pick ``input`` where ``condition`` holds, else ``other`` (tensors or numbers).
+
+    With only ``condition``, returns the indices of its nonzero entries (``nonzero``).
+    """
+    if input is None and other is None:
+        from .indexing import nonzero
+        return nonzero(condition, as_tuple=True)
+    if not isinstance(condition, Tensor):
+        condition = as_operand(condition)
+    if condition.dtype is not _dt.bool:
+        condition = condition.to(_dt.bool)
+    a, b = promote(input, other)
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        # Two numbers: PyTorch gives the default float (or int64) dtype.
+        from .creation import tensor
+        a = tensor(a, device=condition.device)
+        a, b = promote(a, b)
+    return Where.apply(condition, a, b)

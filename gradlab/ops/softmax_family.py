@@ -1,0 +1,133 @@
+"""Normalising exponentials along a dim: softmax, log_softmax and logsumexp.
+
+softmax turns scores into probabilities, exp(a_i) / Σ_j exp(a_j);
+log_softmax is its log, and logsumexp = log Σ_j exp(a_j) is the log of the
+normaliser they share (log_softmax = a - logsumexp(a)). exp overflows
+float32 beyond about 88, so each subtracts the max m first: the shift
+cancels in the ratio, and log Σ exp(a_j) = m + log Σ exp(a_j - m).
+
+softmax and log_softmax are one node each, with their own derivative,
+rather than the exp, sum and div they could be composed from: the graph a
+student sees says ``softmax``, and the backward needs only the output.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..autograd.function import Function
+from ..tensor import Tensor
+from ._util import check_float, xp_for
+from .reduction import dim_axis, expand_reduced, reduce_dims, reduced_shape
+
+__all__ = ["softmax", "log_softmax", "logsumexp"]
+TENSOR_METHODS = list(__all__)
+
+
+def _dim_required(op: str, dim) -> None:
+    if dim is None:
+        raise TypeError(f"{op}: dim is required: which dim should it work along? For logits "
+                        f"of shape (batch, classes) that is the last one: {op}(x, dim=-1)")
+
+
+class Logsumexp(Function):
+    """log Σ exp(a_i) = m + log Σ exp(a_i - m), m = max: nothing overflows.
+
+    d/da_i = exp(a_i - out) = softmax(a)_i.
+    """
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, dims, keepdim):
+        xp = xp_for(a)
+        ctx.dims, ctx.keepdim = dims, keepdim
+        shape = reduced_shape(a.shape, dims, keepdim)
+        if a.size == 0:  # log of an empty sum = log 0
+            out = xp.full(shape, -math.inf, dtype=a.dtype)
+        else:
+            m = a.max(axis=dims, keepdims=True)
+            m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))  # all -inf: shift by 0 instead
+            with np.errstate(divide="ignore"):  # log 0 = -inf is the right answer here
+                out = (xp.log(xp.exp(a - m).sum(axis=dims, keepdims=True)) + m).reshape(shape)
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        shape, dims, keepdim = ctx.input_shapes[0], ctx.dims, ctx.keepdim
+        softmax_a = (a - expand_reduced(out, shape, dims, keepdim)).exp()
+        return expand_reduced(grad, shape, dims, keepdim) * softmax_a, None, None
+
+
+def logsumexp(input, dim=None, keepdim: bool = False) -> Tensor:
+    """log(sum(exp(x))) over ``dim`` (required), without overflow; integers become float."""
+    _dim_required("logsumexp", dim)
+    if not input.dtype.is_floating_point:
+        input = input.to(_dt.get_default_dtype())
+    return Logsumexp.apply(input, reduce_dims(input, dim, "logsumexp"), keepdim)
+
+
+class Softmax(Function):
+    """y_i = exp(a_i - m) / Σ_j exp(a_j - m), m = max.   Backward: dx = y · (g - Σ_j g_j y_j)."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        e = xp_for(a).exp(a - a.max(axis=dim, keepdims=True)) if a.size else a.copy()
+        out = e / e.sum(axis=dim, keepdims=True)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return y * (grad - (grad * y).sum(ctx.dim, keepdim=True)), None
+
+
+class LogSoftmax(Function):
+    """y_i = a_i - m - log Σ_j exp(a_j - m), m = max.   Backward: dx = g - softmax · Σ_j g_j."""
+
+    raw = True
+    name = "log_softmax"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        xp = xp_for(a)
+        ctx.dim = dim
+        if a.size == 0:
+            out = a.copy()
+        else:
+            shifted = a - a.max(axis=dim, keepdims=True)
+            out = shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad - y.exp() * grad.sum(ctx.dim, keepdim=True), None
+
+
+def _normalize(fn, op, input, dim, dtype):
+    _dim_required(op, dim)
+    if dtype is not None:
+        input = input.to(dtype)
+    check_float(op, input)
+    return fn.apply(input, dim_axis(input, dim, op))
+
+
+def softmax(input, dim: int | None = None, dtype=None) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``dim`` (required): values in [0, 1] that sum to 1."""
+    return _normalize(Softmax, "softmax", input, dim, dtype)
+
+
+def log_softmax(input, dim: int | None = None, dtype=None) -> Tensor:
+    """log(softmax(x)) along ``dim`` (required), in one stable step."""
+    return _normalize(LogSoftmax, "log_softmax", input, dim, dtype)

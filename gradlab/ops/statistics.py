@@ -1,0 +1,182 @@
+"""How spread out values are, and how large: var, std (and their ``_mean`` forms), norm.
+
+These are reductions built from the simpler ones: var is the mean squared
+distance from the mean, std its square root, the p-norm the p-th root of
+the sum of |a_i|^p. Each is still one node with its own derivative (given
+in the docstrings), so the graph shows ``var`` rather than the sub, mul,
+sum and div it stands for, and the backward can treat the points where the
+composed formula would divide by zero (std of constant values, the norm of
+a zero vector) the way PyTorch does.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import warnings
+
+from ..autograd.function import Function
+from ..tensor import Tensor
+from ._util import check_float, xp_for
+from .reduction import expand_reduced, mean, need_elements, quietly, reduce_dims, reduced_count
+from .selection import where
+from .unary import sign
+
+__all__ = ["var", "std", "var_mean", "std_mean", "norm"]
+# PyTorch has no Tensor.var_mean / Tensor.std_mean.
+TENSOR_METHODS = ["var", "std", "norm"]
+
+
+# --- variance and standard deviation ----------------------------------------------------------
+
+class Var(Function):
+    """var = Σ(a_i - mean)² / (N - correction).   d/da_i = 2 (a_i - mean) / (N - correction)."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, dims, keepdim, correction):
+        ctx.dims, ctx.keepdim = dims, keepdim
+        n = reduced_count(a.shape, dims)
+        ctx.dof = dof = n - correction
+        centered = a - a.sum(axis=dims, keepdims=True) / builtins.max(n, 1)
+        squares = (centered * centered).sum(axis=dims, keepdims=keepdim)
+        out = squares / dof if dof > 0 else quietly(lambda: squares / 0.0)  # inf or nan
+        ctx.save_for_backward(a)
+        return out.astype(a.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return _var_backward(ctx, grad, a), None, None, None
+
+
+def _var_backward(ctx, grad, a):
+    grad = expand_reduced(grad, a.shape, ctx.dims, ctx.keepdim)
+    scale = 2.0 / ctx.dof if ctx.dof > 0 else math.inf
+    return grad * (a - a.mean(ctx.dims, keepdim=True)) * scale
+
+
+class Std(Function):
+    """std = √var.   d/da_i = (d var/da_i) / (2 std), taken as 0 where std = 0 (as PyTorch)."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, dims, keepdim, correction):
+        out = xp_for(a).sqrt(Var.forward(ctx, a, dims, keepdim, correction))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        flat = out == 0  # all values equal: √ has an infinite slope at 0
+        grad_var = where(flat, 0.0, grad / (where(flat, 1.0, out) * 2))
+        return _var_backward(ctx, grad_var, a), None, None, None
+
+
+def _spread(fn, op, input, dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):  # var(x, False): the (input, unbiased) form
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{op}: pass unbiased= or correction=, not both "
+                        f"(unbiased=True is correction=1, unbiased=False is correction=0)")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    check_float(op, input)
+    dims = reduce_dims(input, dim, op)
+    count = reduced_count(input.shape, dims)
+    if count <= correction:
+        warnings.warn(f"{op}: degrees of freedom <= 0: correction={correction} with only "
+                      f"{count} value(s) per result; the result is inf or nan",
+                      UserWarning, stacklevel=3)
+    return fn.apply(input, dims, keepdim, correction)
+
+
+def var(input, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None) -> Tensor:
+    """Variance over ``dim``, dividing by N - correction (correction 1 = unbiased, default)."""
+    return _spread(Var, "var", input, dim, unbiased, keepdim, correction)
+
+
+def std(input, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None) -> Tensor:
+    """Standard deviation over ``dim``: √var, with var's ``unbiased``/``correction``."""
+    return _spread(Std, "std", input, dim, unbiased, keepdim, correction)
+
+
+def var_mean(input, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
+             correction: float | None = None) -> tuple[Tensor, Tensor]:
+    """``(var, mean)`` over ``dim``: the variance and the mean it was measured from."""
+    out = _spread(Var, "var_mean", input, dim, unbiased, keepdim, correction)
+    return out, mean(input, None if isinstance(dim, bool) else dim, keepdim)
+
+
+def std_mean(input, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
+             correction: float | None = None) -> tuple[Tensor, Tensor]:
+    """``(std, mean)`` over ``dim``: the standard deviation and the mean it was measured from."""
+    out = _spread(Std, "std_mean", input, dim, unbiased, keepdim, correction)
+    return out, mean(input, None if isinstance(dim, bool) else dim, keepdim)
+
+
+# --- norm -------------------------------------------------------------------------------------
+
+class Norm(Function):
+    """p-norm (Σ|a_i|^p)^(1/p); p = ±inf: max/min |a_i|; p = 0: the count of nonzeros.
+
+    d/da_i = sign(a_i) |a_i|^(p-1) / out^(p-1), taken as 0 where out = 0 (the
+    2-norm of a zero vector has gradient 0, not nan); p = ±inf: sign(a_i)/k for
+    the k elements with |a_i| = out.
+    """
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, p, dims, keepdim):
+        ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
+        size = xp_for(a).abs(a)
+        if math.isinf(p):
+            out = (size.max if p > 0 else size.min)(axis=dims, keepdims=keepdim)
+        elif p == 0:
+            out = (a != 0).sum(axis=dims, keepdims=keepdim)
+        elif p == 2:
+            out = xp_for(a).sqrt((a * a).sum(axis=dims, keepdims=keepdim))
+        else:
+            out = (size ** p).sum(axis=dims, keepdims=keepdim) ** (1 / p)
+        out = out.astype(a.dtype, copy=False)
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        p, dims = ctx.p, ctx.dims
+        grad = expand_reduced(grad, a.shape, dims, ctx.keepdim)
+        out = expand_reduced(out, a.shape, dims, ctx.keepdim)
+        if p == 0:
+            return grad * 0.0, None, None, None
+        if math.isinf(p):
+            winner = a.abs() == out
+            share = sign(a) * grad / winner.sum(dims, keepdim=True)
+            return where(winner, share, 0.0), None, None, None
+        zero = out == 0  # safe denominators: no 0/0, not even in double backward
+        scale = where(zero, 0.0, grad / where(zero, 1.0, out) ** (p - 1))
+        if p == 2:
+            return a * scale, None, None, None
+        return sign(a) * where(a == 0, 1.0, a.abs()) ** (p - 1) * scale, None, None, None
+
+
+def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    """Vector p-norm over ``dim`` (default: all elements); 'fro' is the 2-norm."""
+    p = 2 if p == "fro" or p is None else p
+    if isinstance(p, str) or (p < 0 and not math.isinf(p)):
+        raise ValueError(f"norm: p={p!r} is not supported; use 'fro', a number >= 0, inf or "
+                         f"-inf (the nuclear norm 'nuc' needs an SVD)")
+    if dtype is not None:
+        input = input.to(dtype)
+    check_float("norm", input)
+    dims = reduce_dims(input, dim, "norm")
+    if math.isinf(p):
+        need_elements("norm", input, dims)
+    return Norm.apply(input, float(p), dims, keepdim)

@@ -1,0 +1,177 @@
+"""gather, scatter, scatter_add, index_select, index_add, take_along_dim (and the in-place forms).
+
+Forward vs NumPy, gradcheck and gradgradcheck, values and gradients vs
+PyTorch (repeated indices included), and the errors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gradlab
+from tests.oracle import (
+    OpCase,
+    cases_by_id,
+    check_against_torch,
+    check_forward_numpy,
+    check_gradcheck,
+    needs_torch,
+)
+
+X3 = ((3, 4, 5),)
+M = ((3, 4),)
+
+
+def G(lib, values):
+    return lib.tensor(values, dtype=lib.int64)
+
+
+FUNCS = [
+    OpCase("gather_dim1", lambda lib, x: x.gather(1, G(lib, [[0, 0, 3], [1, 2, 2], [3, 3, 3]])),
+           M, numpy=lambda np, x: np.take_along_axis(x, np.array([[0, 0, 3], [1, 2, 2],
+                                                                   [3, 3, 3]]), 1)),
+    OpCase("gather_small_index", lambda lib, x: lib.gather(x, 0, G(lib, [[2, 0], [2, 2]])), M,
+           numpy=lambda np, x: np.take_along_axis(x[:, :2], np.array([[2, 0], [2, 2]]), 0)),
+    OpCase("gather_3d", lambda lib, x: x.gather(-1, G(lib, [[[1], [0]], [[4], [4]]])), X3,
+           numpy=lambda np, x: np.take_along_axis(x[:2, :2], np.array([[[1], [0]], [[4], [4]]]),
+                                                  -1)),
+    OpCase("gather_0d", lambda lib, x: x.gather(0, G(lib, 0)), ((),), numpy=lambda np, x: x),
+    OpCase("gather_0d_index", lambda lib, x: x.gather(0, G(lib, 2)), ((4,),),
+           numpy=lambda np, x: x[2]),
+    OpCase("gather_0d_input", lambda lib, x: x.gather(0, G(lib, [0, 0])), ((),),
+           numpy=lambda np, x: np.stack([x, x])),
+    OpCase("gather_empty", lambda lib, x: x.gather(1, lib.zeros(3, 0, dtype=lib.int64)), M,
+           numpy=lambda np, x: x[:, :0]),
+    OpCase("scatter_add", lambda lib, x, s: lib.scatter_add(x, 0, G(lib, [[0, 1, 0, 0],
+                                                                         [0, 2, 2, 0]]), s),
+           ((3, 4), (2, 4))),
+    OpCase("scatter_add_dim1", lambda lib, x, s: x.scatter_add(1, G(lib, [[1, 1], [0, 3]]), s),
+           ((2, 4), (2, 2))),
+    OpCase("scatter_src", lambda lib, x, s: x.scatter(1, G(lib, [[3, 0], [1, 2]]), s),
+           ((2, 4), (2, 2))),
+    OpCase("scatter_value", lambda lib, x: lib.scatter(x, 0, G(lib, [[1, 0, 2, 2]]), 1.5), M),
+    OpCase("scatter_inplace", lambda lib, x, s: x.clone().scatter_(0, G(lib, [[2, 1]]), s),
+           ((3, 2), (1, 2))),
+    OpCase("scatter_add_inplace", lambda lib, x, s: (x * 1).scatter_add_(
+        0, G(lib, [[0, 0], [0, 0]]), s), ((1, 2), (2, 2))),
+    OpCase("index_select", lambda lib, x: x.index_select(1, G(lib, [3, 0, 3])), X3,
+           numpy=lambda np, x: x[:, [3, 0, 3]]),
+    OpCase("index_select_int32_0d", lambda lib, x: lib.index_select(
+        x, 0, lib.tensor(2, dtype=lib.int32)), M, numpy=lambda np, x: x[[2]]),
+    OpCase("index_add", lambda lib, x, s: x.index_add(0, G(lib, [2, 0, 2]), s, alpha=2.0),
+           ((3, 4), (3, 4))),
+    OpCase("index_add_inplace", lambda lib, x, s: (x * 1).index_add_(1, G(lib, [1, 1]), s),
+           ((2, 3), (2, 2))),
+    OpCase("take_along_dim", lambda lib, x: lib.take_along_dim(x, G(lib, [[0], [3], [1]]), 1), M,
+           numpy=lambda np, x: np.take_along_axis(x, np.array([[0], [3], [1]]), 1)),
+    OpCase("take_along_dim_broadcast", lambda lib, x: x.take_along_dim(G(lib, [[2, 0]]), 0),
+           ((3, 1),), numpy=lambda np, x: np.take_along_axis(np.broadcast_to(x, (3, 2)),
+                                                              np.array([[2, 0]]), 0)),
+    OpCase("take_along_dim_flat", lambda lib, x: lib.take_along_dim(x, G(lib, [5, 0, 5])), M,
+           numpy=lambda np, x: x.reshape(-1)[[5, 0, 5]]),
+]
+
+
+@cases_by_id([c for c in FUNCS if c.numpy is not None])
+def test_functions_forward_match_numpy(case, device):
+    check_forward_numpy(case, device)
+
+
+@cases_by_id(FUNCS)
+def test_functions_gradcheck(case, device):
+    check_gradcheck(case, device)
+    check_gradcheck(case, device, second_order=True)
+
+
+@needs_torch
+@cases_by_id(FUNCS)
+def test_functions_match_torch(case, device):
+    check_against_torch(case, device)
+    check_against_torch(case, device, strided=True)
+    check_against_torch(case, device, dtype=np.float32)
+
+
+# src larger than the index: only its index-shaped corner is used. PyTorch's own backward
+# fails on this (a gradient of the index's shape), so these are checked numerically only.
+BIG_SRC = [
+    OpCase("scatter_add_big_src", lambda lib, x, s: x.scatter_add(1, G(lib, [[1, 1], [0, 3]]), s),
+           ((2, 4), (3, 3))),
+    OpCase("scatter_big_src", lambda lib, x, s: x.scatter(1, G(lib, [[3, 0], [1, 2]]), s),
+           ((2, 4), (2, 3))),
+]
+
+
+@cases_by_id(BIG_SRC)
+def test_scatter_with_a_larger_src_gradcheck(case, device):
+    check_gradcheck(case, device)
+    check_gradcheck(case, device, second_order=True)
+
+
+def test_scatter_reduce_add_is_scatter_add():
+    x = gradlab.zeros(3)
+    index = gradlab.tensor([0, 0, 2])
+    out = x.scatter(0, index, gradlab.ones(3), reduce="add")
+    assert out.tolist() == [2.0, 0.0, 1.0] and out.grad_fn is None
+    assert out.tolist() == x.scatter_add(0, index, gradlab.ones(3)).tolist()
+
+
+def test_scatter_one_hot_and_gather_round_trip():
+    labels = gradlab.tensor([2, 0, 1])
+    one_hot = gradlab.zeros(3, 4).scatter_(1, labels.unsqueeze(1), 1.0)
+    assert one_hot.tolist() == [[0, 0, 1, 0], [1, 0, 0, 0], [0, 1, 0, 0]]
+    logits = gradlab.arange(12.0).reshape(3, 4).requires_grad_()
+    picked = logits.gather(1, labels.unsqueeze(1))
+    assert picked.reshape(-1).tolist() == [2.0, 4.0, 9.0]
+    picked.sum().backward()
+    np.testing.assert_array_equal(logits.grad.numpy(), one_hot.numpy())
+
+
+# --- errors that teach --------------------------------------------------------------------------
+
+def _x():
+    return gradlab.zeros(3, 4)
+
+
+ERRORS = [
+    (lambda: _x().gather(1, gradlab.tensor([[0.0]])), TypeError, "int64 .or int32. tensor"),
+    (lambda: _x().gather(1, [[0]]), TypeError, "got list"),
+    (lambda: _x().gather(1, gradlab.tensor([0])), RuntimeError, "as many dims as the input"),
+    (lambda: _x().gather(0, gradlab.zeros(1, 5, dtype=gradlab.int64)), RuntimeError,
+     r"can't be larger than the input .* in dim 1; only dim 0 may differ"),
+    (lambda: _x().gather(1, gradlab.tensor([[4]])), IndexError,
+     "index 4 is out of range for dim 1 of size 4"),
+    (lambda: _x().gather(1, gradlab.tensor([[-1]])), IndexError, r"valid: 0 to 3"),
+    (lambda: _x().gather(2, gradlab.tensor([[0]])), IndexError, "dimension 2 is out of range"),
+    (lambda: _x().scatter(0, gradlab.tensor([[0]]), gradlab.ones(1, 1, dtype=gradlab.float64)),
+     RuntimeError, r"src has dtype .*float64 but the tensor has .*float32.*src\.to"),
+    (lambda: _x().scatter(0, gradlab.tensor([[0]]), gradlab.ones(1)), RuntimeError,
+     "src .* must have as many dims as the index"),
+    (lambda: _x().scatter(0, gradlab.tensor([[0, 0]]), gradlab.ones(1, 1)), RuntimeError,
+     r"larger than src \(shape \(1, 1\)\) in dim 1"),
+    (lambda: _x().scatter(0, gradlab.tensor([[0]])), TypeError, "give src"),
+    (lambda: _x().scatter(0, gradlab.tensor([[0]]), 1.0, reduce="multiply"),
+     NotImplementedError, "reduce='multiply'"),
+    (lambda: _x().scatter_add(0, gradlab.tensor([[0]]), 1.0), TypeError, "src must be a Tensor"),
+    (lambda: gradlab.tensor(1.0).scatter(0, gradlab.tensor(0), 1.0), RuntimeError, "0-d"),
+    (lambda: _x().index_select(0, gradlab.tensor([[0]])), IndexError, "must be 1-D"),
+    (lambda: _x().index_select(1, gradlab.tensor([4])), IndexError,
+     "index 4 is out of range for dim 1 of size 4"),
+    (lambda: gradlab.tensor(1.0).index_select(0, gradlab.tensor([0, 0])), IndexError,
+     "one position"),
+    (lambda: _x().index_add(0, gradlab.tensor([0]), gradlab.ones(2, 4)), RuntimeError,
+     r"source must have shape \(1, 4\)"),
+    (lambda: _x().index_add(0, gradlab.tensor([0]), gradlab.ones(1, 4, dtype=gradlab.float64)),
+     RuntimeError, "source has dtype .*float64"),
+    (lambda: gradlab.tensor(1.0).index_add(0, gradlab.tensor([0]), gradlab.ones(1)),
+     RuntimeError, "0-d"),
+    (lambda: _x().take_along_dim(gradlab.tensor([0]), 0), RuntimeError, "same number of dims"),
+    (lambda: _x().take_along_dim(gradlab.zeros(1, 2, dtype=gradlab.int64), 0), RuntimeError,
+     r"don't broadcast in dim 1 \(4 vs 2\)"),
+]
+
+
+@pytest.mark.parametrize("make,error,match", ERRORS, ids=[e[2][:40] for e in ERRORS])
+def test_errors_name_the_problem(make, error, match):
+    with pytest.raises(error, match=match):
+        make()

@@ -1,0 +1,236 @@
+"""In-place forms (gradlab/ops/inplace.py): erf_, what every in-place op refuses, and the one
+in-place mechanism (``apply_inplace``) as the indexing ops use it: writes through views and
+second derivatives, against PyTorch.
+
+Versions, leaves and saved tensors are tested in tests/autograd/test_versions.py and
+test_views.py; what each indexing op computes in tests/ops/test_indexing.py and
+test_gather_scatter.py.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import gradlab
+from tests.oracle import (
+    OpCase,
+    cases_by_id,
+    check_against_torch,
+    check_forward_numpy,
+    check_gradcheck,
+    needs_torch,
+    torch,
+)
+
+
+def np_erf(np, x):
+    return np.vectorize(math.erf, otypes=[x.dtype])(x)
+
+
+# erf_ changes a non-leaf copy (x * 1): a leaf that requires grad can't be changed in place.
+CASES = [
+    OpCase("erf_", lambda lib, x: (x * 1).erf_(), ((3, 4),), numpy=np_erf, domain=(-3.0, 3.0),
+           variants=(((),), ((0, 3),))),
+    OpCase("erf_function", lambda lib, x: lib.erf_(x * 2), ((5,),),
+           numpy=lambda np, x: np_erf(np, 2 * x)),
+    OpCase("erf_through_a_view", lambda lib, x: _erf_of_a_view(x), ((3, 4),),
+           numpy=lambda np, x: np.concatenate([x[:1], np_erf(np, x[1:])])),
+]
+
+
+def _erf_of_a_view(x):
+    y = x * 1
+    y[1:].erf_()  # changes y through the view y[1:]
+    return y
+
+
+@cases_by_id(CASES)
+def test_forward_matches_numpy(case, device):
+    check_forward_numpy(case, device)
+
+
+@cases_by_id(CASES)
+def test_gradcheck(case, device):
+    check_gradcheck(case, device)
+
+
+@cases_by_id(CASES)
+def test_gradgradcheck(case, device):
+    check_gradcheck(case, device, second_order=True)
+
+
+@needs_torch
+@cases_by_id(CASES)
+def test_matches_torch(case, device):
+    check_against_torch(case, device)
+    check_against_torch(case, device, dtype=np.float32)
+    check_against_torch(case, device, strided=True)
+
+
+def test_erf_changes_the_tensor_itself_and_records_one_node():
+    x = gradlab.tensor([0.0, 1.0], requires_grad=True)
+    y = x * 1
+    out = y.erf_()
+    assert out is y and y._version == 1 and gradlab.erf_ is gradlab.Tensor.erf_
+    assert y.grad_fn.op == "erf_" and y.grad_fn.name() == "ErfBackward0"
+    np.testing.assert_allclose(y.detach().numpy(), [0.0, math.erf(1.0)], rtol=1e-6)
+
+
+def test_erf_gradient_uses_the_old_values():
+    """d/dx erf(x) = 2/√π · e^(-x²) at the values *before* the change; d² = -2x · d."""
+    values = [-1.5, 0.0, 0.5, 2.0]
+    x = gradlab.tensor(values, dtype=gradlab.float64, requires_grad=True)
+    y = x * 1
+    y.erf_()
+    (d1,) = gradlab.autograd.grad(y.sum(), x, create_graph=True)
+    (d2,) = gradlab.autograd.grad(d1.sum(), x)
+    slope = [2 / math.sqrt(math.pi) * math.exp(-v * v) for v in values]
+    np.testing.assert_allclose(d1.detach().numpy(), slope, rtol=1e-12)
+    np.testing.assert_allclose(d2.numpy(), [-2 * v * s for v, s in zip(values, slope)],
+                               rtol=1e-12, atol=1e-15)
+
+
+def test_erf_of_half_precision_stays_half():
+    y = gradlab.tensor([0.5, -1.0], dtype=gradlab.float16)
+    y.erf_()
+    assert y.dtype is gradlab.float16
+    np.testing.assert_allclose(y.float().numpy(), [math.erf(0.5), math.erf(-1.0)], rtol=1e-3)
+
+
+def test_erf_of_a_leaf_that_requires_grad_teaches():
+    w = gradlab.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"erf_: a leaf tensor that requires grad .*no_grad"):
+        w.erf_()
+    with gradlab.no_grad():
+        w.erf_()
+    assert w._version == 1 and w.is_leaf
+
+
+FLOAT_VALUED = ["exp_", "log_", "sqrt_", "sigmoid_", "tanh_", "erf_"]
+
+
+@pytest.mark.parametrize("op", FLOAT_VALUED)
+def test_float_valued_ops_refuse_integer_tensors(op):
+    """PyTorch refuses these too: the floats they give can't be stored in integers."""
+    x = gradlab.tensor([1, 2])
+    with pytest.raises(RuntimeError, match=rf"{op}: the result type gradlab.float32 can't be cast "
+                                           rf"to the tensor's dtype gradlab.int64 in place.*Fix"):
+        getattr(x, op)()
+    assert x.tolist() == [1, 2] and x._version == 0
+    if torch is not None:
+        with pytest.raises(RuntimeError, match="can't be cast"):
+            getattr(torch.tensor([1, 2]), op)()
+
+
+# --- in-place indexing goes through apply_inplace: views and second derivatives -------------
+
+def _setitem_through_a_view(lib, x_np, w_np):
+    """``y[0][1] = w`` writes through the view ``y[0]``: y's history must change too."""
+    x = lib.tensor(x_np, requires_grad=True)
+    w = lib.tensor(w_np, requires_grad=True)
+    y = x * 1
+    y[0][1] = w
+    weights = lib.tensor(np.arange(x_np.size, dtype=np.float64).reshape(x_np.shape))
+    (y * y * weights).sum().backward()
+    return [y.detach().numpy().copy(), x.grad.numpy().copy(), w.grad.numpy().copy()]
+
+
+def test_setitem_through_a_view_reaches_the_base_and_the_value():
+    x_np, w_np = np.ones((2, 3, 2)), np.array([2.0, 3.0])
+    y, x_grad, w_grad = _setitem_through_a_view(gradlab, x_np, w_np)
+    weights = np.arange(12.0).reshape(2, 3, 2)
+    assert y[0, 1].tolist() == [2.0, 3.0]
+    want = 2 * weights  # d(y² · weights)/dx where y = x = 1 ...
+    want[0, 1] = 0.0  # ... except where w overwrote y
+    np.testing.assert_array_equal(x_grad, want)
+    np.testing.assert_array_equal(w_grad, 2 * w_np * weights[0, 1])
+
+
+@needs_torch
+def test_setitem_through_a_view_matches_torch():
+    rng = np.random.default_rng(6)
+    x_np, w_np = rng.standard_normal((2, 3, 2)), rng.standard_normal(2)
+    for ours, theirs in zip(_setitem_through_a_view(gradlab, x_np, w_np),
+                            _setitem_through_a_view(torch, x_np, w_np)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+
+
+IN_PLACE_THROUGH_VIEWS = {
+    "setitem": lambda lib, v, w: v.__setitem__((slice(None), [0, 2]), w[:, :2]),
+    "index_put_": lambda lib, v, w: v.index_put_((lib.tensor([1, 0]),), w, accumulate=True),
+    "masked_fill_": lambda lib, v, w: v.masked_fill_(v > 0, w[0, 0]),
+    "scatter_": lambda lib, v, w: v.scatter_(1, lib.tensor([[2, 0], [1, 3]]), w[:, :2]),
+    "scatter_add_": lambda lib, v, w: v.scatter_add_(0, lib.tensor([[1, 1, 0, 0]]), w[:1]),
+    "index_add_": lambda lib, v, w: v.index_add_(1, lib.tensor([3, 3, 0, 1]), w, alpha=2.0),
+}
+
+
+def _in_place_through_a_view(lib, op, x_np, w_np, second_order):
+    x = lib.tensor(x_np, requires_grad=True)
+    w = lib.tensor(w_np, requires_grad=True)
+    y = x * x
+    IN_PLACE_THROUGH_VIEWS[op](lib, y[1:3], w * w)  # y[1:3] is a view of y
+    loss = (y * y).sum()
+    grads = lib.autograd.grad(loss, [x, w], create_graph=second_order)
+    if second_order:
+        grads = lib.autograd.grad(sum(g.sum() for g in grads), [x, w])
+    return [y.detach().numpy().copy()] + [g.detach().numpy().copy() for g in grads]
+
+
+@needs_torch
+@pytest.mark.parametrize("second_order", [False, True], ids=["grad", "gradgrad"])
+@pytest.mark.parametrize("op", sorted(IN_PLACE_THROUGH_VIEWS))
+def test_in_place_indexing_ops_through_a_view_match_torch(op, second_order):
+    rng = np.random.default_rng(7)
+    x_np, w_np = rng.standard_normal((4, 4)), rng.standard_normal((2, 4))
+    ours = _in_place_through_a_view(gradlab, op, x_np, w_np, second_order)
+    theirs = _in_place_through_a_view(torch, op, x_np, w_np, second_order)
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o, t, rtol=1e-10, atol=1e-12)
+
+
+SETITEM_KEYS = {
+    "int": lambda lib: 1,
+    "slice_list": lambda lib: (slice(None), [0, 2]),
+    "mask": lambda lib: lib.tensor([True, False, True]),
+    "pairs": lambda lib: (lib.tensor([0, 2]), lib.tensor([1, 1])),
+}
+
+
+def _second_derivatives_through_setitem(lib, key, x_np, v_np):
+    """d²/dx², d²/dv² (summed) of sum((x² with x²[key] replaced by v³)³)."""
+    x = lib.tensor(x_np, requires_grad=True)
+    v = lib.tensor(v_np, requires_grad=True)
+    y = x * x
+    y[SETITEM_KEYS[key](lib)] = v ** 3
+    d1 = lib.autograd.grad((y ** 3).sum(), [x, v], create_graph=True)
+    d2 = lib.autograd.grad(d1[0].sum() + d1[1].sum(), [x, v])
+    return [g.detach().numpy().copy() for g in (*d1, *d2)]
+
+
+@needs_torch
+@pytest.mark.parametrize("key", sorted(SETITEM_KEYS))
+def test_second_derivatives_through_setitem_match_torch(key):
+    rng = np.random.default_rng(8)
+    x_np = rng.standard_normal((3, 3))
+    region = tuple(torch.tensor(x_np)[SETITEM_KEYS[key](torch)].shape)
+    v_np = rng.standard_normal(region)
+    ours = _second_derivatives_through_setitem(gradlab, key, x_np, v_np)
+    theirs = _second_derivatives_through_setitem(torch, key, x_np, v_np)
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o, t, rtol=1e-10, atol=1e-12)
+
+
+def test_second_derivatives_through_setitem():
+    x = gradlab.tensor([1.0, 2.0, 3.0], dtype=gradlab.float64, requires_grad=True)
+    v = gradlab.tensor(2.0, dtype=gradlab.float64, requires_grad=True)
+    y = x * x
+    y[1] = v ** 3
+    (dx, dv) = gradlab.autograd.grad((y ** 3).sum(), [x, v], create_graph=True)
+    # y = (x0², v³, x2²): d(Σy³)/dx_i = 6 x_i^5 off the written slot, d/dv = 9 v^8
+    assert dx.tolist() == [6.0, 0.0, 6 * 3.0 ** 5] and dv.item() == 9 * 2.0 ** 8
+    (dxx, dvv) = gradlab.autograd.grad(dx.sum() + dv, [x, v])
+    assert dxx.tolist() == [30.0, 0.0, 30 * 3.0 ** 4] and dvv.item() == 72 * 2.0 ** 7

@@ -1,0 +1,31 @@
+"""The helpers every op family shares (gradlab/ops/_util.py)."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import numpy as np
+
+from gradlab.ops import _util
+
+
+def test_add_at_adds_once_per_occurrence_of_a_repeated_index():
+    target = np.zeros(3)
+    _util.add_at(target, ([0, 0, 2],), np.array([1.0, 2.0, 4.0]))
+    assert target.tolist() == [3.0, 0.0, 4.0]  # target[[0, 0]] += ... would give 2.0 at 0
+
+
+def test_add_at_falls_back_to_cupyx_scatter_add(monkeypatch):
+    """On a CuPy without ufunc.at the raw helper must use cupyx.scatter_add."""
+    calls = []
+    fake_xp = types.SimpleNamespace(add=types.SimpleNamespace())  # no add.at
+    fake_cupyx = types.SimpleNamespace(scatter_add=lambda a, i, v: calls.append((a, i, v)))
+    monkeypatch.setattr(_util, "xp_for", lambda a: fake_xp)
+    monkeypatch.setitem(sys.modules, "cupyx", fake_cupyx)
+    target = np.zeros(3)
+    _util.add_at(target, ([0, 0],), np.ones(2))
+    assert len(calls) == 1 and calls[0][0] is target
+    monkeypatch.undo()
+    _util.add_at(target, ([0, 0],), np.ones(2))  # NumPy: add.at, repeats add up
+    assert target.tolist() == [2.0, 0.0, 0.0]
