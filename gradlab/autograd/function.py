@@ -157,11 +157,14 @@ def _dispatch(fn, args):
     listening = _listeners
     start = time.perf_counter() if listening else 0.0
     if raw:
-        if device is not None and device.index is not None:
-            with device.backend.use_device(device.index):
+        try:
+            if device is not None and device.index is not None:
+                with device.backend.use_device(device.index):
+                    result = fn.forward(ctx, *fargs)
+            else:
                 result = fn.forward(ctx, *fargs)
-        else:
-            result = fn.forward(ctx, *fargs)
+        except ValueError as error:  # NumPy's shape complaints, said in the op's terms
+            raise _explain_shape_error(fn, args, error) from error
     else:  # custom Functions see tensors, with recording off, as in PyTorch
         prev = state.enabled
         state.enabled = False
@@ -337,6 +340,16 @@ def _emit_forward(fn, node, args, outputs, duration):
         tuple(ref(a) for a in args if isinstance(a, Tensor)),
         tuple(ref(o) for o in outputs if o is not None),
         state.module, duration))
+
+
+def _explain_shape_error(fn, args, error):
+    shapes = " and ".join(str(tuple(a.shape)) for a in args if isinstance(a, Tensor))
+    if "broadcast" in str(error):
+        return RuntimeError(
+            f"{fn.name}: shapes {shapes} can't be broadcast together: compared from the "
+            "right, each pair of dims must be equal or one of them 1. Fix: reshape or "
+            f"unsqueeze one operand so the dims line up (NumPy said: {error})")
+    return RuntimeError(f"{fn.name}: {error} (input shapes {shapes})")
 
 
 def _raise_mixed_devices(fn, args):

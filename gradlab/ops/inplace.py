@@ -63,8 +63,43 @@ def apply_inplace(op: type[Function], target: Tensor, *args, convert: bool = Tru
     _check_target(op.name + "_", target)
     if convert:
         args = tuple(_operand_for(op, target, a) for a in args)
+        if op in _UFUNCS and not _records_history(target, args) and _fits(target, args[0]):
+            _direct_form(op).apply(target, *args)  # e.g. p -= lr * g under no_grad
+            target._storage.version += 1
+            return target
     return _in_place(op.name + "_", target, lambda old: _inplace_form(op).apply(old, *args),
                      args)
+
+
+# With nothing to record, these ops write straight into the tensor's memory, as
+# NumPy's ``a -= b`` does, instead of computing a temporary and copying it in.
+_UFUNCS = {arithmetic.Add: "add", arithmetic.Sub: "subtract", arithmetic.Mul: "multiply",
+           arithmetic.Div: "true_divide"}
+_direct_forms: dict = {}
+
+
+def _fits(target: Tensor, other) -> bool:
+    """Does ``other`` broadcast to the target's shape? (Else the general path explains.)"""
+    if not isinstance(other, Tensor) or other._data.shape == target._data.shape:
+        return True
+    try:
+        return np.broadcast_shapes(other._data.shape, target._data.shape) == target._data.shape
+    except ValueError:
+        return False
+
+
+def _direct_form(op: type[Function]) -> type[Function]:
+    cls = _direct_forms.get(op)
+    if cls is None:
+        ufunc = _UFUNCS[op]
+
+        def forward(ctx, a, b):
+            return getattr(xp_for(a), ufunc)(a, b, out=a)
+
+        cls = _direct_forms[op] = type(op.__name__ + "_", (op,), {
+            "name": op.name + "_", "node_name": op.node_name, "returns_input": True,
+            "forward": staticmethod(forward)})
+    return cls
 
 
 def _check_target(name: str, target) -> None:

@@ -317,3 +317,9 @@ def test_pow_gradient_at_zero_base_is_finite():
     (a ** b).sum().backward()
     assert np.isfinite(b.grad.numpy()).all()
     np.testing.assert_allclose(b.grad.numpy(), [0.0, 8 * np.log(2)])
+
+
+def test_shapes_that_do_not_broadcast_name_the_op_and_the_rule():
+    with pytest.raises(RuntimeError, match=r"mul: shapes \(2, 3\) and \(4,\) can't be "
+                                           r"broadcast.*equal or one of them 1.*Fix"):
+        gradlab.ones(2, 3) * gradlab.ones(4)

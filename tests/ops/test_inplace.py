@@ -234,3 +234,27 @@ def test_second_derivatives_through_setitem():
     assert dx.tolist() == [6.0, 0.0, 6 * 3.0 ** 5] and dv.item() == 9 * 2.0 ** 8
     (dxx, dvv) = gradlab.autograd.grad(dx.sum() + dv, [x, v])
     assert dxx.tolist() == [30.0, 0.0, 30 * 3.0 ** 4] and dvv.item() == 72 * 2.0 ** 7
+
+
+def test_update_without_history_writes_into_the_same_memory_once():
+    """p -= lr * g under no_grad: no temporary copy, one version bump, one event."""
+    from gradlab import events
+
+    p = gradlab.ones(4, requires_grad=True)
+    g = gradlab.full((4,), 2.0)
+    memory, version = p._data, p._version
+    seen = []
+    with gradlab.no_grad(), events.subscribe(seen.append):
+        p -= 0.5 * g
+    ops = [e.op for e in seen if isinstance(e, events.OpForward)]
+    assert ops == ["mul", "sub_"]
+    assert p._data is memory and p._version == version + 1
+    assert p.tolist() == [0.0, 0.0, 0.0, 0.0] and p.is_leaf
+
+
+def test_update_without_history_still_refuses_a_wrong_shape():
+    t = gradlab.zeros(3)
+    with gradlab.no_grad(), pytest.raises(RuntimeError, match="can't change a tensor's shape"):
+        t.add_(gradlab.ones(2, 3))
+    with gradlab.no_grad(), pytest.raises(RuntimeError, match=r"add.*\(3,\) and \(4,\)"):
+        t.add_(gradlab.ones(4))
