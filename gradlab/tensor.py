@@ -60,11 +60,22 @@ class Tensor:
     _view_base = None  # for views: the tensor whose memory this one shows
     _view_steps = ()  # for views: the (op, args) that make it from _view_base
 
-    def __init__(self, data=None, *, dtype=None, device=None, requires_grad=False,
+    def __init__(self, *args, dtype=None, device=None, requires_grad=False,
                  name=None) -> None:
+        """As PyTorch's legacy constructor: ``Tensor(data)`` or ``Tensor(2, 3)`` (zeros).
+
+        Values become the default float dtype (``Tensor([1, 2])`` is float32), as in
+        PyTorch; prefer ``gradlab.tensor(data)``, which keeps integer data integer.
+        """
         from .ops.creation import _array_from
 
-        data, dev = _array_from([] if data is None else data, dtype, device)
+        if len(args) == 1 and not isinstance(args[0], int):
+            data = args[0]
+        elif all(isinstance(a, int) for a in args):
+            data = np.zeros(args or (0,))  # Tensor(2, 3); Tensor() is an empty 1-D tensor
+        else:
+            raise TypeError(f"Tensor(): expected data or integer sizes, got {args!r}")
+        data, dev = _array_from(data, dtype or _dt.get_default_dtype(), device)
         self._init(data, Storage(data.nbytes, dev), None, 0, False)
         self.name = name
         if requires_grad:

@@ -403,3 +403,18 @@ def test_gradlab_from_dlpack_shares_memory_with_torch():
     t.mul_(2)
     assert src.tolist() == [0.0, 2.0, 4.0, 6.0]
     assert gradlab.from_dlpack(torch.arange(3)).dtype is gradlab.int64
+
+
+@needs_torch
+@pytest.mark.parametrize("args", [([1, 2],), ([[1.5, 2.0]],), (2, 3), ()], ids=str)
+def test_legacy_constructor_matches_torch(args):
+    ours, theirs = gradlab.Tensor(*args), torch.Tensor(*args)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert ours.dtype.name == str(theirs.dtype).replace("torch.", "")
+    if args and not isinstance(args[0], int):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_legacy_constructor_refuses_mixed_arguments():
+    with pytest.raises(TypeError, match="data or integer sizes"):
+        gradlab.Tensor(2, [3])
