@@ -43,10 +43,9 @@ from .node import Node, SavedTensor, _grad_accumulator, _node_ids
 
 __all__ = ["Function", "once_differentiable"]
 
-class _NoGradContext:
-    """The ``ctx`` an op sees when no graph is recorded: saving is free and forgotten."""
+class _ForwardOnlyContext:
+    """The ``ctx`` a custom Function sees when no graph is recorded: saving is a no-op."""
 
-    __slots__ = ()
     needs_input_grad = ()
     materialize_grads = True
 
@@ -58,6 +57,16 @@ class _NoGradContext:
 
     def set_materialize_grads(self, value) -> None:
         pass
+
+
+class _NoGradContext(_ForwardOnlyContext):
+    """The one shared ``ctx`` of built-in ops when no graph is recorded.
+
+    Writes to it are dropped, so a built-in forward must not read back what it
+    set on ``ctx`` (custom Functions get a fresh context and may).
+    """
+
+    __slots__ = ()
 
     def __setattr__(self, name, value) -> None:
         pass
@@ -93,6 +102,7 @@ class Function(metaclass=_FunctionMeta):
     raw = False
     differentiable = True
     returns_input = False  # in-place forms write into and return their first input
+
     @staticmethod
     def forward(ctx, *args):
         raise NotImplementedError("a Function must define a static forward(ctx, *args)")
@@ -151,7 +161,7 @@ def _dispatch(fn, args):
         ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a._requires_grad
                                       for a in args])
     else:
-        ctx = _NO_GRAD_CTX
+        ctx = _NO_GRAD_CTX if raw else _ForwardOnlyContext()
 
     # 2. Compute.
     listening = _listeners

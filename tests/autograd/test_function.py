@@ -249,3 +249,21 @@ def test_calling_a_node_runs_its_backward():
     y = ScaledCube.apply(x, 1.0)
     gx, gscale = y.grad_fn(gradlab.ones(2, dtype=gradlab.float64))
     assert gx.tolist() == [3.0, 12.0] and gscale is None
+
+
+def test_custom_forward_may_read_back_what_it_set_on_ctx_under_no_grad():
+    class Scale(gradlab.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.k = k
+            return x * ctx.k
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * ctx.k, None
+
+    x = gradlab.tensor([1.0, 2.0], requires_grad=True)
+    with gradlab.no_grad():
+        assert Scale.apply(x, 3.0).tolist() == [3.0, 6.0]
+    Scale.apply(x, 3.0).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
