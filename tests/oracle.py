@@ -11,6 +11,25 @@ names), so a test reads like the API. From a row the harness checks:
 
 on every device, for the row's shapes plus 0-d, empty and non-contiguous
 variants where the row allows them.
+
+A test module gets those checks as test functions from its table in one line::
+
+    globals().update(standard_op_tests(CASES))
+
+``standard_op_tests(cases, prefix="")`` returns six tests, each parametrized
+over the rows it applies to and over ``device``:
+
+* ``test_forward_matches_numpy``: the rows with a ``numpy`` reference,
+* ``test_gradcheck``: the rows with ``grad``,
+* ``test_gradgradcheck``: the rows with ``grad`` and ``gradgrad``,
+* ``test_matches_torch`` and ``test_matches_torch_float32``: every row,
+* ``test_matches_torch_non_contiguous``: the rows with ``strided``.
+
+The three PyTorch tests skip when PyTorch is not installed. A module with
+several tables gives each a prefix: ``prefix="getitem_"`` names the tests
+``test_getitem_gradcheck`` and so on. A row that must skip a check says so in
+its own fields (``strided=False``, ``gradgrad=False``), so the table stays the
+one place that says what is checked.
 """
 
 from __future__ import annotations
@@ -218,3 +237,47 @@ def check_against_torch(case: OpCase, device: str, strided: bool = False,
 
 def cases_by_id(cases):
     return pytest.mark.parametrize("case", cases, ids=[c.id for c in cases])
+
+
+def standard_op_tests(cases: list[OpCase], prefix: str = "") -> dict[str, Callable]:
+    """The six standard checks of an OpCase table, as parametrized pytest test functions.
+
+    The keys are the test names (``test_<prefix><check>``); a test module adds
+    them to its namespace, where pytest collects them, with
+    ``globals().update(standard_op_tests(CASES))``. Each call makes new
+    functions, so two tables in one module don't share parametrizations.
+    """
+    def forward_matches_numpy(case, device):
+        check_forward_numpy(case, device)
+
+    def gradcheck(case, device):
+        check_gradcheck(case, device)
+
+    def gradgradcheck(case, device):
+        check_gradcheck(case, device, second_order=True)
+
+    def matches_torch(case, device):
+        check_against_torch(case, device)
+
+    def matches_torch_float32(case, device):
+        check_against_torch(case, device, dtype=np.float32)
+
+    def matches_torch_non_contiguous(case, device):
+        check_against_torch(case, device, strided=True)
+
+    selected = [
+        (forward_matches_numpy, [c for c in cases if c.numpy is not None], False),
+        (gradcheck, [c for c in cases if c.grad], False),
+        (gradgradcheck, [c for c in cases if c.grad and c.gradgrad], False),
+        (matches_torch, cases, True),
+        (matches_torch_float32, cases, True),
+        (matches_torch_non_contiguous, [c for c in cases if c.strided], True),
+    ]
+    tests = {}
+    for check, rows, torch_only in selected:
+        test = cases_by_id(rows)(check)
+        if torch_only:
+            test = needs_torch(test)
+        test.__name__ = test.__qualname__ = f"test_{prefix}{check.__name__}"
+        tests[test.__name__] = test
+    return tests

@@ -11,11 +11,8 @@ from hypothesis.extra.numpy import mutually_broadcastable_shapes
 import gradlab
 from tests.oracle import (
     OpCase,
-    cases_by_id,
-    check_against_torch,
-    check_forward_numpy,
-    check_gradcheck,
     needs_torch,
+    standard_op_tests,
     torch,
 )
 
@@ -126,40 +123,9 @@ BINARY = [
 ]
 
 ALL = UNARY + BINARY
-SMOOTH = [c for c in ALL if c.gradgrad]
 
 
-@cases_by_id(ALL)
-def test_forward_matches_numpy(case, device):
-    check_forward_numpy(case, device)
-
-
-@cases_by_id(ALL)
-def test_gradcheck(case, device):
-    check_gradcheck(case, device)
-
-
-@cases_by_id(SMOOTH)
-def test_gradgradcheck(case, device):
-    check_gradcheck(case, device, second_order=True)
-
-
-@needs_torch
-@cases_by_id(ALL)
-def test_matches_torch(case, device):
-    check_against_torch(case, device)
-
-
-@needs_torch
-@cases_by_id(ALL)
-def test_matches_torch_float32(case, device):
-    check_against_torch(case, device, dtype=np.float32)
-
-
-@needs_torch
-@cases_by_id([c for c in ALL if c.strided])
-def test_matches_torch_non_contiguous(case, device):
-    check_against_torch(case, device, strided=True)
+globals().update(standard_op_tests(ALL))
 
 
 # --- broadcasting, property-based -------------------------------------------------------------

@@ -13,10 +13,8 @@ import gradlab
 from tests.oracle import (
     OpCase,
     cases_by_id,
-    check_against_torch,
-    check_forward_numpy,
     check_gradcheck,
-    needs_torch,
+    standard_op_tests,
 )
 
 X3 = ((3, 4, 5),)
@@ -73,23 +71,7 @@ FUNCS = [
 ]
 
 
-@cases_by_id([c for c in FUNCS if c.numpy is not None])
-def test_functions_forward_match_numpy(case, device):
-    check_forward_numpy(case, device)
-
-
-@cases_by_id(FUNCS)
-def test_functions_gradcheck(case, device):
-    check_gradcheck(case, device)
-    check_gradcheck(case, device, second_order=True)
-
-
-@needs_torch
-@cases_by_id(FUNCS)
-def test_functions_match_torch(case, device):
-    check_against_torch(case, device)
-    check_against_torch(case, device, strided=True)
-    check_against_torch(case, device, dtype=np.float32)
+globals().update(standard_op_tests(FUNCS))
 
 
 # src larger than the index: only its index-shaped corner is used. PyTorch's own backward

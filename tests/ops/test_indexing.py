@@ -15,11 +15,10 @@ from hypothesis import strategies as st
 import gradlab
 from tests.oracle import (
     OpCase,
-    cases_by_id,
     check_against_torch,
     check_forward_numpy,
-    check_gradcheck,
     needs_torch,
+    standard_op_tests,
     torch,
 )
 
@@ -84,28 +83,7 @@ GETITEM = [
 ]
 
 
-@cases_by_id(GETITEM)
-def test_getitem_forward_matches_numpy(case, device):
-    check_forward_numpy(case, device)
-
-
-@cases_by_id(GETITEM)
-def test_getitem_gradcheck(case, device):
-    check_gradcheck(case, device)
-    check_gradcheck(case, device, second_order=True)
-
-
-@needs_torch
-@cases_by_id(GETITEM)
-def test_getitem_matches_torch(case, device):
-    check_against_torch(case, device)
-    check_against_torch(case, device, strided=True)
-
-
-@needs_torch
-@cases_by_id(GETITEM)
-def test_getitem_matches_torch_float32(case, device):
-    check_against_torch(case, device, dtype=np.float32)
+globals().update(standard_op_tests(GETITEM, prefix="getitem_"))
 
 
 def test_repeated_indices_accumulate_gradients():
@@ -312,8 +290,6 @@ SETITEM = [
            numpy=np_put(lambda np, x: (Ellipsis, 2), number=7.5), variants=(((0, 3),),)),
     OpCase("rows_list", put(lambda lib, x: [2, 0]), ((3, 4), (2, 4)),
            numpy=np_put(lambda np, x: [2, 0])),
-    OpCase("repeated_rows_same_value", put(lambda lib, x: [0, 0]), ((3, 4), (4,)),
-           numpy=np_put(lambda np, x: [0, 0])),
     OpCase("mask_number", put(lambda lib, x: x > 0, number=0.0), X3,
            numpy=np_put(lambda np, x: x > 0, number=0.0)),
     OpCase("mask_tensor", put(lambda lib, x: x > 0), ((3, 4), ()),
@@ -327,25 +303,24 @@ SETITEM = [
 ]
 
 
-@cases_by_id([c for c in SETITEM if c.numpy is not None])
-def test_setitem_forward_matches_numpy(case, device):
-    check_forward_numpy(case, device)
-
+globals().update(standard_op_tests(SETITEM, prefix="setitem_"))
 
 # With a repeated index only one write survives, so finite differences see the value once;
-# PyTorch's gradient (which gradlab matches) counts it once per occurrence.
-@cases_by_id([c for c in SETITEM if c.name != "repeated_rows_same_value"])
-def test_setitem_gradcheck(case, device):
-    check_gradcheck(case, device)
-    check_gradcheck(case, device, second_order=True)
+# PyTorch's gradient (which gradlab matches) counts it once per occurrence. So this row is
+# checked against NumPy and PyTorch only, not with gradcheck.
+REPEATED_WRITE = OpCase("repeated_rows_same_value", put(lambda lib, x: [0, 0]), ((3, 4), (4,)),
+                        numpy=np_put(lambda np, x: [0, 0]))
+
+
+def test_setitem_repeated_index_forward_matches_numpy(device):
+    check_forward_numpy(REPEATED_WRITE, device)
 
 
 @needs_torch
-@cases_by_id(SETITEM)
-def test_setitem_matches_torch(case, device):
-    check_against_torch(case, device)
-    check_against_torch(case, device, strided=True)
-    check_against_torch(case, device, dtype=np.float32)
+@pytest.mark.parametrize("variant", [{}, {"strided": True}, {"dtype": np.float32}],
+                         ids=["float64", "non_contiguous", "float32"])
+def test_setitem_repeated_index_counts_each_write_like_torch(device, variant):
+    check_against_torch(REPEATED_WRITE, device, **variant)
 
 
 def test_setitem_rebases_history_to_reach_both_sources():
@@ -453,23 +428,7 @@ FUNCS = [
 ]
 
 
-@cases_by_id([c for c in FUNCS if c.numpy is not None])
-def test_functions_forward_match_numpy(case, device):
-    check_forward_numpy(case, device)
-
-
-@cases_by_id(FUNCS)
-def test_functions_gradcheck(case, device):
-    check_gradcheck(case, device)
-    check_gradcheck(case, device, second_order=True)
-
-
-@needs_torch
-@cases_by_id(FUNCS)
-def test_functions_match_torch(case, device):
-    check_against_torch(case, device)
-    check_against_torch(case, device, strided=True)
-    check_against_torch(case, device, dtype=np.float32)
+globals().update(standard_op_tests(FUNCS, prefix="functions_"))
 
 
 def test_changing_the_index_after_indexing_does_not_change_the_gradient():

@@ -17,11 +17,8 @@ import pytest
 import gradlab
 from tests.oracle import (
     OpCase,
-    cases_by_id,
-    check_against_torch,
-    check_forward_numpy,
-    check_gradcheck,
     needs_torch,
+    standard_op_tests,
     torch,
 )
 
@@ -47,27 +44,7 @@ def _erf_of_a_view(x):
     return y
 
 
-@cases_by_id(CASES)
-def test_forward_matches_numpy(case, device):
-    check_forward_numpy(case, device)
-
-
-@cases_by_id(CASES)
-def test_gradcheck(case, device):
-    check_gradcheck(case, device)
-
-
-@cases_by_id(CASES)
-def test_gradgradcheck(case, device):
-    check_gradcheck(case, device, second_order=True)
-
-
-@needs_torch
-@cases_by_id(CASES)
-def test_matches_torch(case, device):
-    check_against_torch(case, device)
-    check_against_torch(case, device, dtype=np.float32)
-    check_against_torch(case, device, strided=True)
+globals().update(standard_op_tests(CASES))
 
 
 def test_erf_changes_the_tensor_itself_and_records_one_node():

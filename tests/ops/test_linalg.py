@@ -12,11 +12,8 @@ import gradlab
 from gradlab.autograd import gradcheck, gradgradcheck
 from tests.oracle import (
     OpCase,
-    cases_by_id,
-    check_against_torch,
-    check_forward_numpy,
-    check_gradcheck,
     needs_torch,
+    standard_op_tests,
     torch,
 )
 
@@ -100,37 +97,7 @@ EINSUM = [
 ALL = PRODUCTS + EINSUM
 
 
-@cases_by_id([c for c in ALL if c.numpy is not None])
-def test_forward_matches_numpy(case, device):
-    check_forward_numpy(case, device)
-
-
-@cases_by_id(ALL)
-def test_gradcheck(case, device):
-    check_gradcheck(case, device)
-
-
-@cases_by_id(ALL)
-def test_gradgradcheck(case, device):
-    check_gradcheck(case, device, second_order=True)
-
-
-@needs_torch
-@cases_by_id(ALL)
-def test_matches_torch(case, device):
-    check_against_torch(case, device)
-
-
-@needs_torch
-@cases_by_id(ALL)
-def test_matches_torch_float32(case, device):
-    check_against_torch(case, device, dtype=np.float32)
-
-
-@needs_torch
-@cases_by_id(ALL)
-def test_matches_torch_non_contiguous(case, device):
-    check_against_torch(case, device, strided=True)
+globals().update(standard_op_tests(ALL))
 
 
 # --- matmul over every combination of ranks, property-based ------------------------------------

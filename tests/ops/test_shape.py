@@ -10,11 +10,7 @@ from hypothesis import strategies as st
 import gradlab
 from tests.oracle import (
     OpCase,
-    cases_by_id,
-    check_against_torch,
-    check_forward_numpy,
-    check_gradcheck,
-    needs_torch,
+    standard_op_tests,
 )
 
 SCALAR = ((),)
@@ -106,37 +102,7 @@ CASES = [
 ]
 
 
-@cases_by_id(CASES)
-def test_forward_matches_numpy(case, device):
-    check_forward_numpy(case, device)
-
-
-@cases_by_id(CASES)
-def test_gradcheck(case, device):
-    check_gradcheck(case, device)
-
-
-@cases_by_id(CASES)
-def test_gradgradcheck(case, device):
-    check_gradcheck(case, device, second_order=True)
-
-
-@needs_torch
-@cases_by_id(CASES)
-def test_matches_torch(case, device):
-    check_against_torch(case, device)
-
-
-@needs_torch
-@cases_by_id(CASES)
-def test_matches_torch_float32(case, device):
-    check_against_torch(case, device, dtype=np.float32)
-
-
-@needs_torch
-@cases_by_id([c for c in CASES if c.strided])
-def test_matches_torch_non_contiguous(case, device):
-    check_against_torch(case, device, strided=True)
+globals().update(standard_op_tests(CASES))
 
 
 # --- views, copies, and what the graph records -------------------------------------------------

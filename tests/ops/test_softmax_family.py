@@ -14,11 +14,7 @@ from hypothesis.extra import numpy as hnp
 import gradlab
 from tests.oracle import (
     OpCase,
-    cases_by_id,
-    check_against_torch,
-    check_forward_numpy,
-    check_gradcheck,
-    needs_torch,
+    standard_op_tests,
     torch,
 )
 
@@ -76,40 +72,9 @@ ALL = [
     OpCase("log_softmax_large", lambda lib, x: lib.log_softmax(x, 0), M,
            numpy=lambda np, x: np_log_softmax(np, x, 0), domain=(-1000.0, 1000.0)),
 ]
-DIFF = [c for c in ALL if c.grad]
 
 
-@cases_by_id(ALL)
-def test_forward_matches_numpy(case, device):
-    check_forward_numpy(case, device)
-
-
-@cases_by_id(DIFF)
-def test_gradcheck(case, device):
-    check_gradcheck(case, device)
-
-
-@cases_by_id(DIFF)
-def test_gradgradcheck(case, device):
-    check_gradcheck(case, device, second_order=True)
-
-
-@needs_torch
-@cases_by_id(ALL)
-def test_matches_torch(case, device):
-    check_against_torch(case, device)
-
-
-@needs_torch
-@cases_by_id(ALL)
-def test_matches_torch_float32(case, device):
-    check_against_torch(case, device, dtype=np.float32)
-
-
-@needs_torch
-@cases_by_id([c for c in ALL if c.inputs is None])
-def test_matches_torch_non_contiguous(case, device):
-    check_against_torch(case, device, strided=True)
+globals().update(standard_op_tests(ALL))
 
 
 # --- large values, graph, dtype ---------------------------------------------------------------
