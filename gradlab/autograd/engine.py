@@ -149,15 +149,14 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accu
     if events.listeners:
         events.emit(events.Phase(events.next_seq(), "backward_begin"))
     try:
-        if not capture:
-            _run_all(ready, buffers, dependencies, create_graph, retain_graph)
-        while ready:  # with ``inputs``: capture gradients, run only what leads to them
-            _, node = heapq.heappop(ready)
+        heappop, heappush = heapq.heappop, heapq.heappush
+        while ready:
+            node = heappop(ready)[1]
             grads = buffers.pop(node, None) or [None] * node.num_outputs
             if node._pre_hooks is not None or node._retain_hooks is not None or \
                     type(node) is AccumulateGrad:
                 grads = _run_tensor_hooks(node, grads)
-            if capture and node in capture:
+            if capture and node in capture:  # autograd.grad / backward(inputs=...)
                 for nr, i in capture[node]:
                     captured[i] = grads[nr]
             if must_run is not None and node not in must_run:
@@ -177,7 +176,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accu
                 remaining = dependencies[target] - 1
                 dependencies[target] = remaining
                 if remaining == 0:
-                    heapq.heappush(ready, (-target.id, target))
+                    heappush(ready, (-target.id, target))
         if accumulate and inputs is not None:
             for t, g in zip(inputs, captured):
                 if g is not None:
@@ -187,35 +186,6 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accu
         if events.listeners:
             events.emit(events.Phase(events.next_seq(), "backward_end"))
     return captured
-
-
-def _run_all(ready, buffers, dependencies, create_graph, retain_graph):
-    """The main loop when every leaf gets its gradient (plain ``loss.backward()``)."""
-    heappop, heappush = heapq.heappop, heapq.heappush
-    while ready:
-        node = heappop(ready)[1]
-        grads = buffers.pop(node, None) or [None] * node.num_outputs
-        if type(node) is AccumulateGrad:
-            grads = _run_tensor_hooks(node, grads)
-            _accumulate(node.variable, grads[0], create_graph)
-            continue
-        if node._pre_hooks is not None or node._retain_hooks is not None:
-            grads = _run_tensor_hooks(node, grads)
-        grads = _call_node(node, grads, retain_graph)
-        for edge, g in zip(node.next_functions, grads):
-            if edge is None:
-                continue
-            target = edge[0]
-            if g is not None:
-                slots = buffers.get(target)
-                if slots is None:
-                    slots = buffers[target] = [None] * target.num_outputs
-                old = slots[edge[1]]
-                slots[edge[1]] = g if old is None else old + g
-            remaining = dependencies[target] - 1
-            dependencies[target] = remaining
-            if remaining == 0:
-                heappush(ready, (-target.id, target))
 
 
 def _discover(root_nodes, want_parents):
@@ -255,6 +225,7 @@ def _ancestors(capture, parents):
 
 
 def _add_to_buffer(buffers, node, nr, g):
+    """Sum gradient ``g`` into ``node``'s buffer for its output ``nr`` (several uses add up)."""
     slots = buffers.get(node)
     if slots is None:
         slots = buffers[node] = [None] * node.num_outputs
