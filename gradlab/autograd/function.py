@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import time
 
-import ml_dtypes
 import numpy as np
 
 from .. import events
@@ -185,40 +184,27 @@ def _dispatch(fn, args):
     duration = time.perf_counter() - start if listening else 0.0
 
     # 3. Wrap the results as tensors; 4. connect the node to its inputs.
+    node = ctx if record else None
     if type(result) is _ndarray and result.base is None and device is not None and \
             not fn.returns_input:
-        # The common case, inlined: one freshly allocated NumPy array.
-        out = _new_tensor(Tensor)
-        out._data = result
-        out._storage = Storage(result.nbytes, device)
-        out._device = device
-        np_dtype = result.dtype
-        out.dtype = _BY_NUMPY.get(np_dtype) or _from_numpy_dtype(np_dtype)
-        out._out_index = 0
-        if record and out.dtype.is_floating_point and ctx._non_differentiable is None:
-            out._requires_grad = True
-            out.grad_fn = ctx
+        # The common case, kept short: one freshly allocated NumPy array.
+        out = _output(result, Storage(result.nbytes, device), node, 0)
+        if record:
             _connect(ctx, args, (out,))
-        else:
-            out._requires_grad = False
-            out.grad_fn = None
-            if record:
-                _connect(ctx, args, (out,))
         if listening:
-            _emit_forward(fn, ctx if record else None, args, (out,), duration)
+            _emit_forward(fn, node, args, (out,), duration)
         return out
     if type(result) is not _ndarray and (type(result) is tuple or
                                           isinstance(result, _np_generic)):
-        result = _arrays_not_scalars(result, ctx if record else None)
+        result = _arrays_not_scalars(result, node)
     if type(result) is tuple:
-        outputs = tuple(_wrap(r, k, fn, args, device, ctx if record else None)
-                        for k, r in enumerate(result))
+        outputs = tuple(_wrap(r, k, fn, args, device, node) for k, r in enumerate(result))
     else:
-        outputs = (_wrap(result, 0, fn, args, device, ctx if record else None),)
+        outputs = (_wrap(result, 0, fn, args, device, node),)
     if record:
         _connect(ctx, args, outputs)
     if listening:
-        _emit_forward(fn, ctx if record else None, args, outputs, duration)
+        _emit_forward(fn, node, args, outputs, duration)
     return outputs if type(result) is tuple else outputs[0]
 
 
@@ -241,11 +227,7 @@ def _wrap(r, k, fn, args, device, node):
             storage = viewed._storage if viewed is not None else Storage(
                 (r if r.base is None else r.base).nbytes,
                 device if device is not None else _device_of(r))
-    diff = node is not None and (data.dtype.kind == "f" or data.dtype == _bfloat16)
-    if diff and node._non_differentiable is not None and id(r) in node._non_differentiable:
-        diff = False
-    t = _new_tensor(Tensor)
-    t._init(data, storage, node if diff else None, k, diff)
+    t = _output(data, storage, node, k, r)
     if viewed is not None and not fn.returns_input:
         # Remember how to make this view from its base, so that an in-place
         # change of the view can be replayed onto the base's history.
@@ -255,11 +237,29 @@ def _wrap(r, k, fn, args, device, node):
     return t
 
 
+def _output(data, storage, node, k, result=None):
+    """A tensor for output ``k``: part of the graph if recorded and floating point."""
+    t = _new_tensor(Tensor)
+    t._data = data
+    t._storage = storage
+    t._device = storage.stats.device
+    np_dtype = data.dtype
+    t.dtype = _BY_NUMPY.get(np_dtype) or _from_numpy_dtype(np_dtype)
+    t._out_index = k
+    if node is not None and t.dtype.is_floating_point and (
+            node._non_differentiable is None or id(result) not in node._non_differentiable):
+        t._requires_grad = True
+        t.grad_fn = node
+    else:
+        t._requires_grad = False
+        t.grad_fn = None
+    return t
+
+
 _new_tensor = object.__new__
 _ndarray, _np_generic, _np_asarray = np.ndarray, np.generic, np.asarray
 _BY_NUMPY = {d.np: d for d in ALL_DTYPES}
 _from_numpy_dtype = from_numpy_dtype
-_bfloat16 = np.dtype(ml_dtypes.bfloat16)  # a float whose NumPy kind is 'V', not 'f'
 
 
 def _arrays_not_scalars(result, node):
