@@ -414,3 +414,16 @@ def git_commit() -> str:
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
     return out.stdout.strip() or "unknown"
+
+
+def run_benchmark(argv, parser, workers, collect, report) -> None:
+    """The command line every benchmark shares: a worker, raw JSON, or the report."""
+    opts = parser().parse_args(argv)
+    if opts.worker:
+        return worker_main(opts, workers)
+    results = collect(opts)
+    if opts.json:
+        print(json.dumps(results, indent=1))
+    else:
+        print(report(results, opts).render(markdown=opts.markdown))
+    return None

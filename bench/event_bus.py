@@ -18,7 +18,6 @@ two fresh processes:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import timeit
 from collections import Counter
@@ -125,14 +124,7 @@ def report(results: dict, opts: argparse.Namespace) -> h.Section:
 
 
 def main(argv=None) -> None:
-    opts = parser().parse_args(argv)
-    if opts.worker:
-        return h.worker_main(opts, WORKERS)
-    results = collect(opts)
-    if opts.json:
-        print(json.dumps(results, indent=1))
-    else:
-        print(report(results, opts).render(markdown=opts.markdown))
+    return h.run_benchmark(argv, parser, WORKERS, collect, report)
 
 
 if __name__ == "__main__":

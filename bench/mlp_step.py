@@ -24,7 +24,6 @@ gradient shows up as a mismatch, not as a fast time.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 import _harness as h
@@ -346,14 +345,7 @@ def report(results: dict, opts: argparse.Namespace) -> h.Section:
 
 
 def main(argv=None) -> None:
-    opts = parser().parse_args(argv)
-    if opts.worker:
-        return h.worker_main(opts, WORKERS)
-    results = collect(opts)
-    if opts.json:
-        print(json.dumps(results, indent=1))
-    else:
-        print(report(results, opts).render(markdown=opts.markdown))
+    return h.run_benchmark(argv, parser, WORKERS, collect, report)
 
 
 if __name__ == "__main__":

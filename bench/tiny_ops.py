@@ -22,7 +22,6 @@ the floor (the cost of the arithmetic call alone, no tensor wrapper).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 
@@ -216,14 +215,7 @@ def _meets(gt, tt) -> str:
 
 
 def main(argv=None) -> None:
-    opts = parser().parse_args(argv)
-    if opts.worker:
-        return h.worker_main(opts, WORKERS)
-    results = collect(opts)
-    if opts.json:
-        print(json.dumps(results, indent=1))
-    else:
-        print(report(results, opts).render(markdown=opts.markdown))
+    return h.run_benchmark(argv, parser, WORKERS, collect, report)
 
 
 if __name__ == "__main__":

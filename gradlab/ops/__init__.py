@@ -69,4 +69,9 @@ from .statistics import *  # noqa: F403
 from .triangular import *  # noqa: F403
 from .unary import *  # noqa: F403
 
-install_methods()
+FAMILIES = (arithmetic, unary, selection, comparison, reduction, statistics, softmax_family,
+            linalg, shape, padding, triangular, joining, indexing, gather_scatter, activation,
+            conversion, inplace)
+"""The op families whose functions are also Tensor methods (``creation`` makes tensors)."""
+
+install_methods(FAMILIES)

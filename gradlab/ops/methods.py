@@ -1,37 +1,15 @@
 """Attach the ops to ``Tensor`` as methods and operators.
 
 Each op is a plain function whose first argument is the tensor, so the
-same function serves as ``gradlab.exp(x)`` and ``x.exp()``. This module is
-the one table that says which functions are methods.
+same function serves as ``gradlab.exp(x)`` and ``x.exp()``. Each family says
+which of its functions are methods (``TENSOR_METHODS``); this module binds
+them, and the operators (``+``, ``@``, ``==`` ...).
 """
 
 from __future__ import annotations
 
 from ..tensor import Tensor
-from . import (
-    activation,
-    arithmetic,
-    comparison,
-    conversion,
-    gather_scatter,
-    indexing,
-    inplace,
-    joining,
-    linalg,
-    padding,
-    reduction,
-    selection,
-    shape,
-    softmax_family,
-    statistics,
-    triangular,
-    unary,
-)
-
-# Each family lists its methods in TENSOR_METHODS: a name, or (method name, function name).
-FAMILIES = (arithmetic, unary, selection, comparison, reduction, statistics, softmax_family,
-            linalg, shape, padding, triangular, joining, indexing, gather_scatter, activation,
-            conversion, inplace)
+from . import arithmetic, comparison, inplace, linalg, unary
 
 
 def _reversed(fn):
@@ -59,8 +37,10 @@ def _where_bool(bool_op, int_op):
     return method
 
 
-def install_methods(cls=Tensor) -> None:
-    for module in FAMILIES:
+def install_methods(families, cls=Tensor) -> None:
+    """Bind each family's TENSOR_METHODS (a name, or (method name, function name)), then
+    the operators."""
+    for module in families:
         for entry in module.TENSOR_METHODS:
             method, function = entry if isinstance(entry, tuple) else (entry, entry)
             setattr(cls, method, getattr(module, function))
