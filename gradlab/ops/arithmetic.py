@@ -24,7 +24,6 @@ __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_d
            "negative", "pow", "reciprocal", "square", "remainder", "floor_divide"]
 TENSOR_METHODS = list(__all__)
 
-_binary = binary_op
 
 class Add(Function):
     """a + b.   d/da = 1, d/db = 1."""
@@ -113,7 +112,7 @@ def add(input, other, *, alpha=1) -> Tensor:
     """``input + alpha * other``, broadcasting."""
     if alpha != 1:
         other = mul(other, alpha)
-    return _binary(Add, input, other)
+    return binary_op(Add, input, other)
 
 
 def sub(input, other, *, alpha=1) -> Tensor:
@@ -126,11 +125,11 @@ def sub(input, other, *, alpha=1) -> Tensor:
         )
     if alpha != 1:
         other = mul(other, alpha)
-    return _binary(Sub, input, other)
+    return binary_op(Sub, input, other)
 
 
 def mul(input, other) -> Tensor:
-    return _binary(Mul, input, other)
+    return binary_op(Mul, input, other)
 
 
 def div(input, other, *, rounding_mode: str | None = None) -> Tensor:
@@ -255,7 +254,7 @@ def _integer_op(name: str, xp_name: str):
                                                      "forward": staticmethod(forward)})
 
     def op(input, other) -> Tensor:
-        return _binary(cls, input, other)
+        return binary_op(cls, input, other)
 
     op.__name__ = name
     return cls, op
@@ -283,4 +282,4 @@ class Remainder(Function):
 
 
 def remainder(input, other) -> Tensor:
-    return _binary(Remainder, input, other)
+    return binary_op(Remainder, input, other)

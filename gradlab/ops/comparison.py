@@ -15,7 +15,6 @@ __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "log
            "logical_not", "isnan", "isinf", "isfinite", "bitwise_not"]
 TENSOR_METHODS = list(__all__)
 
-_binary = binary_op
 
 
 class _Compare(Function):
@@ -29,7 +28,7 @@ def _comparison(name: str, py_op):
         "__doc__": f"Elementwise {name}; returns a bool tensor (no gradient)."})
 
     def op(input, other) -> Tensor:
-        return _binary(cls, input, other)
+        return binary_op(cls, input, other)
 
     op.__name__ = name
     op.__doc__ = cls.__doc__
@@ -55,7 +54,7 @@ def _logical(name: str, xp_name: str, unary: bool = False):
             return cls.apply(input)
     else:
         def op(input, other) -> Tensor:
-            return _binary(cls, input, other)
+            return binary_op(cls, input, other)
     op.__name__ = name
     op.__doc__ = f"Elementwise {name}; returns a bool tensor (no gradient)."
     return op

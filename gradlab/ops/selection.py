@@ -16,7 +16,6 @@ from ._util import as_operand, binary_op, promote, unbroadcast, xp_for
 __all__ = ["clamp", "clip", "maximum", "minimum", "where"]
 TENSOR_METHODS = ["clamp", "clip", "maximum", "minimum"]
 
-_binary = binary_op
 
 
 class Clamp(Function):
@@ -101,11 +100,11 @@ def _split_grad(ctx, grad, a_wins, tie):
 
 
 def maximum(input, other) -> Tensor:
-    return _binary(Maximum, input, other)
+    return binary_op(Maximum, input, other)
 
 
 def minimum(input, other) -> Tensor:
-    return _binary(Minimum, input, other)
+    return binary_op(Minimum, input, other)
 
 
 class Where(Function):
