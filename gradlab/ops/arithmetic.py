@@ -107,7 +107,6 @@ class Neg(Function):
         return -grad
 
 
-
 def add(input, other, *, alpha=1) -> Tensor:
     """``input + alpha * other``, broadcasting."""
     if alpha != 1:

@@ -16,7 +16,6 @@ __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "log
 TENSOR_METHODS = list(__all__)
 
 
-
 class _Compare(Function):
     raw = True
     differentiable = False

@@ -17,7 +17,6 @@ __all__ = ["clamp", "clip", "maximum", "minimum", "where"]
 TENSOR_METHODS = ["clamp", "clip", "maximum", "minimum"]
 
 
-
 class Clamp(Function):
     """clamp(a, lo, hi).   d/da = 1 where lo <= a <= hi, else 0."""
 
