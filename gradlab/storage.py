@@ -66,13 +66,15 @@ class Storage:
 
     def retain_for_backward(self) -> None:
         """A backward node keeps this buffer: its bytes count as ``activation``."""
-        self.saved_count += 1
-        if self.saved_count == 1 and self.category == "other":
+        held = self.saved_count
+        self.saved_count = held + 1
+        if not held and self.category == "other":
             self._moved("other")
 
     def release_for_backward(self) -> None:
-        self.saved_count -= 1
-        if self.saved_count == 0 and self.category == "other":
+        held = self.saved_count - 1
+        self.saved_count = held
+        if not held and self.category == "other":
             self._moved("activation")
 
     def _moved(self, before: str) -> None:
