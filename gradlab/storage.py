@@ -65,17 +65,25 @@ class Storage:
         self._moved(before)
 
     def retain_for_backward(self) -> None:
-        """A backward node keeps this buffer: its bytes count as ``activation``."""
+        """A backward node keeps this buffer: its bytes count as ``activation``.
+
+        Every recorded op saves its inputs, so this runs on the hot path: it
+        touches one counter (``other`` is derived, see ``DeviceMemory``).
+        """
         held = self.saved_count
         self.saved_count = held + 1
         if not held and self.category == "other":
-            self._moved("other")
+            self.stats.by_category["activation"] += self.nbytes
+            if _listeners:
+                self.stats.announce("retag", self.nbytes, "activation")
 
     def release_for_backward(self) -> None:
         held = self.saved_count - 1
         self.saved_count = held
         if not held and self.category == "other":
-            self._moved("activation")
+            self.stats.by_category["activation"] -= self.nbytes
+            if _listeners:
+                self.stats.announce("retag", self.nbytes, "other")
 
     def _moved(self, before: str) -> None:
         after = self.effective_category

@@ -56,7 +56,7 @@ class Tensor:
     name = None  # optional display name, shown by repr, the debugger and graph images
     _retains_grad = False
     _hooks = None  # hooks on a leaf: {handle id: hook}
-    _accumulator = None  # weakref to this leaf's AccumulateGrad node
+    _accumulator = None  # this leaf's AccumulateGrad node, made when a graph first uses it
     _view_base = None  # for views: the tensor whose memory this one shows
     _view_steps = ()  # for views: the (op, args) that make it from _view_base
 

@@ -162,7 +162,9 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accu
             if must_run is not None and node not in must_run:
                 continue
             if type(node) is AccumulateGrad:
-                _accumulate(node.variable, grads[0], create_graph)
+                leaf = node.variable
+                if leaf is not None:
+                    _accumulate(leaf, grads[0], create_graph)
                 continue
             grads = _call_node(node, grads, retain_graph)
             for edge, g in zip(node.next_functions, grads):
@@ -236,7 +238,8 @@ def _add_to_buffer(buffers, node, nr, g):
 def _run_tensor_hooks(node, grads):
     """Hooks registered on the tensors whose gradients just arrived, then ``retain_grad``."""
     if isinstance(node, AccumulateGrad):
-        return [_apply_hooks(node.variable._hooks, grads[0])]
+        leaf = node.variable
+        return [_apply_hooks(leaf._hooks, grads[0]) if leaf is not None else grads[0]]
     if node._pre_hooks is None and node._retain_hooks is None:
         return grads
     grads = list(grads)

@@ -309,8 +309,7 @@ def _connect(node, args, outputs):
             if fn_ is not None:
                 edges.append((fn_, a._out_index))
             else:
-                ref = a._accumulator
-                acc = ref() if ref is not None else None
+                acc = a._accumulator
                 edges.append((acc if acc is not None else _grad_accumulator(a), 0))
             metas.append((a._data.shape, a.dtype, a._device))
         else:

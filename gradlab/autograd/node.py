@@ -193,20 +193,25 @@ class Node:
 class AccumulateGrad(Node):
     """The node at a leaf that requires grad: adds what arrives into ``leaf.grad``.
 
-    A leaf keeps a weak reference to its accumulator so that all graphs using
-    the leaf share one node while any of them is alive.
+    The leaf holds its accumulator for life, and the accumulator holds the
+    leaf weakly (no reference cycle): every graph that uses the leaf, in
+    every training step, ends in this same node.
     """
 
-    __slots__ = ("variable",)
+    __slots__ = ("_variable",)
 
     def __init__(self, variable) -> None:
-        # Made afresh whenever a leaf enters a new graph, so kept minimal: the
-        # fixed facts (no inputs, one output) are class attributes below.
+        # The fixed facts (no inputs, one output) are class attributes below.
         self.fn = AccumulateGradFn
         self.id = next(_node_ids)
         self._saved = None
         self.module = None
-        self.variable = variable
+        self._variable = weakref.ref(variable)
+
+    @property
+    def variable(self):
+        """The leaf, or None once it was freed (its gradient then has nowhere to go)."""
+        return self._variable()
 
     next_functions = ()
     input_meta = ()
@@ -231,11 +236,9 @@ AccumulateGradFn = _AccumulateGradFn
 
 
 def _grad_accumulator(tensor) -> AccumulateGrad:
-    ref = tensor._accumulator
-    acc = ref() if ref is not None else None
+    acc = tensor._accumulator
     if acc is None:
-        acc = AccumulateGrad(tensor)
-        tensor._accumulator = weakref.ref(acc)
+        acc = tensor._accumulator = AccumulateGrad(tensor)
     return acc
 
 
