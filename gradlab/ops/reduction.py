@@ -66,9 +66,10 @@ def expand_reduced(grad: Tensor, shape, dims, keepdim) -> Tensor:
     """Broadcast a reduction's gradient back over the input ``shape``.
 
     Without ``keepdim`` the reduced dims are gone from ``grad``; put them back
-    as size-1 dims, then expand (a view: no copy).
+    as size-1 dims, then expand (a view: no copy). A full reduction's 0-d
+    gradient broadcasts to any shape as it is.
     """
-    if not keepdim:
+    if not keepdim and grad.ndim:
         grad = grad.reshape(reduced_shape(shape, dims, True))
     return grad.expand(shape)
 
