@@ -367,3 +367,24 @@ def test_a_broadcast_gradient_is_summed_and_a_dtype_cast_for_the_input():
     x = leaf([1.0, 2.0])
     Loose.apply(x).backward()
     assert x.grad.tolist() == [4.0, 4.0] and x.grad.dtype is gradlab.float32
+
+
+def test_a_leaf_keeps_one_accumulator_which_does_not_keep_it_alive():
+    import gc
+    import weakref
+
+    w = gradlab.ones(3, requires_grad=True)
+    first = (w * 2).sum().grad_fn.next_functions[0][0].next_functions[0][0]
+    second = (w * 3).sum().grad_fn.next_functions[0][0].next_functions[0][0]
+    assert first is second and first.name() == "AccumulateGrad" and first.variable is w
+    leaf_ref, acc_ref = weakref.ref(w), weakref.ref(first)
+    del w, first, second
+    gc.collect()
+    assert leaf_ref() is None and acc_ref() is None
+
+
+def test_gradient_reaching_a_freed_leaf_is_dropped_quietly():
+    y = gradlab.ones(3, requires_grad=True) + 2  # add saves nothing: the leaf is gone at once
+    assert y.grad_fn.next_functions[0][0].variable is None
+    y.sum().backward()  # its gradient has nowhere to go, and that is not an error
+    assert y.grad_fn.next_functions[0][0].variable is None
