@@ -85,6 +85,28 @@ class OpCase:
         self.id = self.id or self.name
 
 
+# Shape sets used across the op tables: one shape per input.
+SCALAR = ((),)
+EMPTY = ((0, 3),)
+M = ((3, 4),)
+T = ((2, 3, 4),)
+
+
+def away_from_zero(rng, dtype, shapes, high=2.0):
+    """Inputs with |x| in [0.5, high]: for ops with a kink or pole at 0 (abs, div, prod)."""
+    return [(rng.uniform(0.5, high, s) * rng.choice([-1, 1], s)).astype(dtype) for s in shapes]
+
+
+def away_from_zero_small(rng, dtype, shapes):
+    """|x| in [0.5, 1.5]: away from 0, and products of several values stay moderate."""
+    return away_from_zero(rng, dtype, shapes, high=1.5)
+
+
+def index_tensor(lib, values, dtype="int64"):
+    """An index tensor for ``lib`` (gradlab or torch)."""
+    return lib.tensor(values, dtype=getattr(lib, dtype))
+
+
 def shape_sets(case: OpCase):
     """The case's own shapes, then its variants."""
     return [case.shapes, *case.variants]

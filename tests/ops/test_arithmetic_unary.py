@@ -10,24 +10,20 @@ from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 import gradlab
 from tests.oracle import (
+    EMPTY,
+    SCALAR,
     OpCase,
+    away_from_zero,
     needs_torch,
     standard_op_tests,
     torch,
 )
 
 POS = (0.5, 2.5)  # domain for log, sqrt, ...: away from the singularity at 0
-SCALAR = ((),)
-EMPTY = ((0, 3),)
 BIN = ((3, 4), (3, 4))
 BIN_BCAST = ((2, 1, 4), (3, 1))
 BIN_VARIANTS = (((), ()), ((0, 3), (3,)), ((3, 4), ()), BIN_BCAST)
 UN_VARIANTS = (SCALAR, EMPTY)
-
-
-def away_from_zero(rng, dtype, shapes):
-    """Values with |x| in [0.5, 2]: for ops with a kink or pole at 0 (abs, div)."""
-    return [(rng.uniform(0.5, 2, s) * rng.choice([-1, 1], s)).astype(dtype) for s in shapes]
 
 
 UNARY = [

@@ -11,6 +11,7 @@ import pytest
 
 import gradlab
 from tests.oracle import (
+    M,
     OpCase,
     cases_by_id,
     check_gradcheck,
@@ -18,7 +19,6 @@ from tests.oracle import (
 )
 
 X3 = ((3, 4, 5),)
-M = ((3, 4),)
 
 
 def G(lib, values):

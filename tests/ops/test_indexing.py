@@ -14,18 +14,17 @@ from hypothesis import strategies as st
 
 import gradlab
 from tests.oracle import (
+    M,
     OpCase,
     needs_torch,
     standard_op_tests,
     torch,
 )
+from tests.oracle import (
+    index_tensor as idx,
+)
 
 X3 = ((3, 4, 5),)
-M = ((3, 4),)
-
-
-def idx(lib, values, dtype="int64"):
-    return lib.tensor(values, dtype=getattr(lib, dtype))
 
 
 # --- reading: x[index] --------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import gradlab
 from tests.oracle import (
+    M,
     OpCase,
     check_against_torch,
     check_forward_numpy,
@@ -22,11 +23,6 @@ from tests.oracle import (
 )
 
 X3 = ((3, 4, 5),)
-M = ((3, 4),)
-
-
-def idx(lib, values, dtype="int64"):
-    return lib.tensor(values, dtype=getattr(lib, dtype))
 
 
 @needs_torch

@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 
 import gradlab
 from tests.oracle import (
+    EMPTY,
+    M,
     OpCase,
     needs_torch,
     standard_op_tests,
@@ -35,9 +37,6 @@ def np_pad(x, pairs, mode="constant", value=0.0):
     return np.pad(x, widths, mode=np_mode, **kw)
 
 
-SCALAR = ((),)
-EMPTY = ((0, 3),)
-M = ((3, 4),)
 T3 = ((2, 3, 4),)
 
 

@@ -9,13 +9,13 @@ from hypothesis import strategies as st
 
 import gradlab
 from tests.oracle import (
+    EMPTY,
+    SCALAR,
+    M,
     OpCase,
     standard_op_tests,
 )
 
-SCALAR = ((),)
-EMPTY = ((0, 3),)
-M = ((3, 4),)
 T3 = ((2, 3, 4),)
 
 

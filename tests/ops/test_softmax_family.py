@@ -13,15 +13,15 @@ from hypothesis.extra import numpy as hnp
 
 import gradlab
 from tests.oracle import (
+    EMPTY,
+    SCALAR,
+    M,
     OpCase,
+    T,
     standard_op_tests,
     torch,
 )
 
-M = ((3, 4),)
-T = ((2, 3, 4),)
-SCALAR = ((),)
-EMPTY = ((0, 3),)
 INF = math.inf
 
 

@@ -6,13 +6,11 @@ import pytest
 
 import gradlab
 from tests.oracle import (
+    EMPTY,
+    M,
     OpCase,
     standard_op_tests,
 )
-
-EMPTY = ((0, 3),)
-M = ((3, 4),)
-
 
 CASES = [
     OpCase("tril", lambda lib, x: x.tril(), M, numpy=lambda np, x: np.tril(x),
