@@ -32,10 +32,10 @@ from __future__ import annotations
 
 import time
 
+import ml_dtypes
 import numpy as np
 
 from .. import events
-from ..dtypes import ALL_DTYPES, from_numpy_dtype
 from ..storage import Storage
 from .grad_mode import state
 from .node import Node, SavedTensor, _grad_accumulator, _node_ids
@@ -239,27 +239,16 @@ def _wrap(r, k, fn, args, device, node):
 
 def _output(data, storage, node, k, result=None):
     """A tensor for output ``k``: part of the graph if recorded and floating point."""
+    diff = node is not None and (data.dtype.kind == "f" or data.dtype == _bfloat16) and (
+        node._non_differentiable is None or id(result) not in node._non_differentiable)
     t = _new_tensor(Tensor)
-    t._data = data
-    t._storage = storage
-    t._device = storage.stats.device
-    np_dtype = data.dtype
-    t.dtype = _BY_NUMPY.get(np_dtype) or _from_numpy_dtype(np_dtype)
-    t._out_index = k
-    if node is not None and t.dtype.is_floating_point and (
-            node._non_differentiable is None or id(result) not in node._non_differentiable):
-        t._requires_grad = True
-        t.grad_fn = node
-    else:
-        t._requires_grad = False
-        t.grad_fn = None
+    t._init(data, storage, node if diff else None, k, diff)
     return t
 
 
+_bfloat16 = np.dtype(ml_dtypes.bfloat16)  # a float whose NumPy kind is 'V', not 'f'
 _new_tensor = object.__new__
 _ndarray, _np_generic, _np_asarray = np.ndarray, np.generic, np.asarray
-_BY_NUMPY = {d.np: d for d in ALL_DTYPES}
-_from_numpy_dtype = from_numpy_dtype
 
 
 def _arrays_not_scalars(result, node):
