@@ -38,7 +38,9 @@ half = float16
 long = int64
 int = int32  # noqa: A001
 
-from . import cuda  # noqa: E402
+# The subpackages built on the tensor, importable as gradlab.nn etc. after `import gradlab`.
+from . import cuda, nn, optim, utils  # noqa: E402
+from .serialization import *  # noqa: E402, F403
 
 __version__ = "0.1.0"
 

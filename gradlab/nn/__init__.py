@@ -1,5 +1,10 @@
-"""Neural-network building blocks (``gradlab.nn``); functional ops live in ``functional``."""
+"""Neural-network building blocks (``gradlab.nn``), with PyTorch's names.
 
-from . import functional
+``Module`` and the layers live in :mod:`gradlab.nn.modules` (one kind per
+file), their ops in :mod:`gradlab.nn.functional`, weight initialisers in
+:mod:`gradlab.nn.init` and gradient utilities in :mod:`gradlab.nn.utils`.
+"""
 
-__all__ = ["functional"]
+from . import functional, init, utils
+from .modules import *
+from .parameter import *

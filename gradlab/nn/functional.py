@@ -1,28 +1,31 @@
-"""``gradlab.nn.functional``: activations and other ops in functional form (as ``F``).
+"""``gradlab.nn.functional`` (imported as ``F``): every layer's op as a plain function.
 
-Each name here is the same function as its counterpart elsewhere in gradlab:
-the ops themselves live in :mod:`gradlab.ops` (one family per module).
+Each name here is the very function that lives in :mod:`gradlab.ops` (one
+family per module): ``F.conv2d`` is ``gradlab.ops.convolution.conv2d``. A
+family lists the names it contributes in its ``FUNCTIONAL``; the few core ops
+that PyTorch also offers here (relu, softmax, pad, ...) are imported by name.
 """
 
-from ..ops.activation import (
-    celu,
-    elu,
-    gelu,
-    hardsigmoid,
-    hardswish,
-    hardtanh,
-    leaky_relu,
-    logsigmoid,
-    mish,
-    relu6,
-    selu,
-    silu,
-    softplus,
+from ..ops import (
+    activation,
+    convolution,
+    dense,
+    dropout,
+    embedding,
+    losses,
+    normalization,
+    pooling,
 )
 from ..ops.padding import pad
 from ..ops.softmax_family import log_softmax, softmax
 from ..ops.unary import relu, sigmoid, tanh
 
-__all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "pad", "leaky_relu", "elu",
-           "gelu", "silu", "softplus", "hardtanh", "relu6", "logsigmoid", "mish", "selu",
-           "celu", "hardsigmoid", "hardswish"]
+FAMILIES = (activation, dense, convolution, pooling, normalization, dropout, embedding, losses)
+"""The op families whose ``FUNCTIONAL`` names are re-exported here."""
+
+__all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "pad"]
+for _family in FAMILIES:
+    for _name in _family.FUNCTIONAL:
+        globals()[_name] = getattr(_family, _name)
+        __all__.append(_name)
+del _family, _name

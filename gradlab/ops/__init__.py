@@ -20,6 +20,13 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``gather_scatter``  gather, scatter, scatter_add, index_select, index_add ...
 ``activation``      leaky_relu, elu, gelu, silu, softplus, erf ...
 ``conversion``      to(dtype/device), clone, contiguous
+``dense``           linear (nn.Linear's x·Wᵀ + b as one op)
+``convolution``     conv1d, conv2d, conv_transpose2d (im2col + one matmul)
+``pooling``         max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool2d
+``normalization``   batch_norm, layer_norm, group_norm
+``dropout``         dropout (random zeroing while training)
+``embedding``       embedding (rows of a table picked by index)
+``losses``          mse_loss, cross_entropy, nll_loss, ... (nn.functional only)
 ``inplace``         add_, mul_, zero_, copy_ ... (and how versions work)
 ``creation``        tensor, zeros, randn, arange ... (no gradient)
 ==================  =====================================================
@@ -34,13 +41,20 @@ from . import (
     arithmetic,
     comparison,
     conversion,
+    convolution,
     creation,
+    dense,
+    dropout,
+    embedding,
     gather_scatter,
     indexing,
     inplace,
     joining,
     linalg,
+    losses,
+    normalization,
     padding,
+    pooling,
     reduction,
     selection,
     shape,
@@ -53,14 +67,21 @@ from .activation import *  # noqa: F403
 from .arithmetic import *  # noqa: F403
 from .comparison import *  # noqa: F403
 from .conversion import *  # noqa: F403
+from .convolution import *  # noqa: F403
 from .creation import *  # noqa: F403
+from .dense import *  # noqa: F403
+from .dropout import *  # noqa: F403
+from .embedding import *  # noqa: F403
 from .gather_scatter import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .inplace import *  # noqa: F403
 from .joining import *  # noqa: F403
 from .linalg import *  # noqa: F403
+from .losses import *  # noqa: F403
 from .methods import install_methods
+from .normalization import *  # noqa: F403
 from .padding import *  # noqa: F403
+from .pooling import *  # noqa: F403
 from .reduction import *  # noqa: F403
 from .selection import *  # noqa: F403
 from .shape import *  # noqa: F403
@@ -71,7 +92,8 @@ from .unary import *  # noqa: F403
 
 FAMILIES = (arithmetic, unary, selection, comparison, reduction, statistics, softmax_family,
             linalg, shape, padding, triangular, joining, indexing, gather_scatter, activation,
-            conversion, inplace)
+            conversion, inplace, dense, convolution, pooling, normalization, dropout, embedding,
+            losses)
 """The op families whose functions are also Tensor methods (``creation`` makes tensors)."""
 
 install_methods(FAMILIES)

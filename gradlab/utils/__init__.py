@@ -1,1 +1,3 @@
-"""Utilities: hooks handles now; ``gradlab.utils.data`` joins with the toolkit."""
+"""Utilities: ``gradlab.utils.data`` (datasets and loaders), hooks' handles, progress bars."""
+
+from . import data, hooks, progress

@@ -1,0 +1,5 @@
+"""Weight initialisation, as torch.nn.init (placeholder, being written)."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,14 @@
+"""The layers of ``gradlab.nn``, one kind per module (as in PyTorch's ``torch.nn.modules``)."""
+
+from .activation import *
+from .container import *
+from .conv import *
+from .dropout import *
+from .flatten import *
+from .linear import *
+from .loss import *
+from .module import *
+from .normalization import *
+from .pooling import *
+from .rnn import *
+from .sparse import *

@@ -1,0 +1,5 @@
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList (placeholder)."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

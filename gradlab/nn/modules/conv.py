@@ -1,0 +1,5 @@
+"""Convolution modules (placeholder, being written)."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,5 @@
+"""Linear and Identity (placeholder, being written)."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

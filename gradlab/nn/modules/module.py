@@ -1,0 +1,5 @@
+"""Module: the base class of every layer (placeholder, being written)."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,5 @@
+"""lr_scheduler (placeholder, being written)."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,5 @@
+"""collate (placeholder, being written)."""
+
+from __future__ import annotations
+
+__all__: list[str] = []
