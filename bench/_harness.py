@@ -373,6 +373,36 @@ def status_cell(result: dict, case: str, unit: str) -> str:
     return fmt_time(case_time(result, case), unit)
 
 
+def compare_losses(section: Section, contestants: dict[str, dict], batches) -> None:
+    """Add the table of each contestant's first two losses, and whether they agree.
+
+    Every step benchmark starts its contestants from the same data and
+    weights, so their losses must agree (the second one checks the update):
+    a fast time for a wrong step means nothing.
+    """
+    losses = Table(["batch", "contestant", "loss, step 1", "loss, step 2"], left=2)
+    agree, compared = True, 0
+    for batch in batches:
+        case = f"b{batch}"
+        seen = []
+        for name, r in contestants.items():
+            if r["status"] == "ok":
+                seen.append(r["losses"][case])
+                losses.add(batch, name, *(f"{v:.6f}" for v in seen[-1]))
+        for other in seen[1:]:
+            compared += 1
+            agree &= all(abs(a - b) <= 1e-4 * abs(a) + 1e-5 for a, b in zip(seen[0], other))
+    section.table("Same data, same weights: the losses must agree (step 2 checks the update):",
+                  losses)
+    if not compared:
+        section.note("Fewer than two contestants ran: no losses to compare.")
+    elif agree:
+        section.note("The losses agree to 1e-4 (relative).")
+    else:
+        section.note("**THE LOSSES DISAGREE**: some contestant computes a different step; its "
+                     "time means nothing until that is fixed.")
+
+
 # --- the machine ----------------------------------------------------------------------------
 
 def machine_info() -> dict[str, str]:

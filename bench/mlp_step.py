@@ -6,15 +6,18 @@ The step, the same math in all three::
     loss = mean over the batch of -log_softmax(z)[i, y_i]
     backward; then for every parameter p: p -= lr * p.grad
 
-* **gradlab** and **PyTorch**: raw tensor ops and SGD by hand
-  (``with no_grad(): p -= lr * p.grad; p.grad = None``).
+* **gradlab** and **PyTorch**, each written two ways, with the same lines
+  for both libraries: raw tensor ops and SGD by hand
+  (``with no_grad(): p -= lr * p.grad; p.grad = None``), and the way
+  tutorials write it: ``nn.Sequential`` of ``nn.Linear``/``nn.ReLU``,
+  ``F.cross_entropy`` and ``optim.SGD`` (see ``_models.py``).
 * **NumPy**: the forward and a hand-derived backward, written the way an
   expert would: preallocated buffers, ``out=`` everywhere, in-place updates,
   no needless copies. This is the bar: gradlab adds autograd on top of the
   same NumPy calls, and the target is to cost at most 10% more at batch 256.
   On ``--device cuda`` the same code runs on CuPy.
 
-All three start from the same float32 data and weights; the first step's
+All start from the same float32 data and weights; the first step's
 loss (and the loss after one update) is printed for each, so a wrong
 gradient shows up as a mismatch, not as a fast time.
 
@@ -27,6 +30,7 @@ import argparse
 import sys
 
 import _harness as h
+import _models
 
 SIZES = (784, 256, 256, 10)
 LR = 0.01
@@ -56,138 +60,57 @@ def _time_steps(step, opts, sync) -> tuple[dict, list[float]]:
     return timing, losses
 
 
-# --- gradlab --------------------------------------------------------------------------------
+# --- gradlab and PyTorch: the same code, with either library ---------------------------------
 
-def worker_gradlab(opts) -> dict:
+def _raw_step(lib, x, y, params):
+    """The step in raw tensor ops with SGD by hand (identical lines for both libraries)."""
+    rows = lib.arange(x.shape[0], device=x.device)
+
+    def step(want_loss=False):
+        w1, b1, w2, b2, w3, b3 = params
+        hidden = (x @ w1 + b1).relu()
+        hidden = (hidden @ w2 + b2).relu()
+        logp = (hidden @ w3 + b3).log_softmax(1)
+        loss = -logp[rows, y].mean()
+        loss.backward()
+        with lib.no_grad():
+            for p in params:
+                p -= LR * p.grad
+                p.grad = None
+        return loss.item() if want_loss else None
+
+    return step
+
+
+def _library_worker(lib, opts, sync, api: str) -> dict:
+    """Time the step written with raw ops (``api="raw"``) or with nn + optim (``"nn"``)."""
+    dev = opts.device
+    cases, losses = {}, {}
+    for batch in opts.batch:
+        xn, yn, pn = make_data(batch)
+        x, y = lib.tensor(xn, device=dev), lib.tensor(yn, device=dev)
+        if api == "raw":
+            params = [lib.tensor(p, device=dev, requires_grad=True) for p in pn]
+            step = _raw_step(lib, x, y, params)
+        else:  # nn.Linear keeps its weight as (out, in): the transpose of x @ W's W
+            arrays = [p.T if p.ndim == 2 else p for p in pn]
+            model = _models.build_mlp(lib, SIZES, arrays, dev)
+            optimizer = lib.optim.SGD(model.parameters(), lr=LR)
+            step, _ = _models.training_step(lib, model, optimizer, x, y)
+        cases[f"b{batch}"], losses[f"b{batch}"] = _time_steps(step, opts, sync)
+    return {"cases": cases, "losses": losses}
+
+
+def _gradlab(opts, api: str) -> dict:
     gradlab = h.import_gradlab(opts.device)
-    dev = opts.device
-    sync = gradlab.cuda.synchronize if dev == "cuda" else None
-    log_softmax, nll, path = _gradlab_loss_parts(gradlab, dev)
-    cases, losses = {}, {}
-    for batch in opts.batch:
-        xn, yn, pn = make_data(batch)
-        x = gradlab.tensor(xn, device=dev)
-        target = nll.prepare(yn)
-        params = [gradlab.tensor(p, device=dev, requires_grad=True) for p in pn]
-
-        def step(want_loss=False, x=x, target=target, params=params):
-            w1, b1, w2, b2, w3, b3 = params
-            hidden = (x @ w1 + b1).relu()
-            hidden = (hidden @ w2 + b2).relu()
-            loss = nll(log_softmax(hidden @ w3 + b3), target)
-            loss.backward()
-            with gradlab.no_grad():
-                for p in params:
-                    p -= LR * p.grad
-                    p.grad = None
-            return loss.item() if want_loss else None
-
-        cases[f"b{batch}"], losses[f"b{batch}"] = _time_steps(step, opts, sync)
-    return {"cases": cases, "losses": losses, "path": path}
+    sync = gradlab.cuda.synchronize if opts.device == "cuda" else None
+    return _library_worker(gradlab, opts, sync, api)
 
 
-def _gradlab_loss_parts(gradlab, dev):
-    """log_softmax and NLL from gradlab's own ops where they exist, else from primitives.
-
-    ``log_softmax`` and indexing with a tensor of row numbers are being
-    written; until they land, the fallbacks compute the same values:
-    ``z - m - log(sum(exp(z - m)))`` with ``m`` the row max taken as a
-    constant (log-softmax does not change when a constant is subtracted
-    from a row, so the gradient is exact), and the NLL as a one-hot product.
-    """
-    import numpy as np
-
-    probe = gradlab.tensor(np.zeros((2, 3), np.float32), device=dev, requires_grad=True)
-    used = []
-    try:
-        probe.log_softmax(1)
-
-        def log_softmax(z):
-            return z.log_softmax(1)
-
-        used.append("log_softmax")
-    except (AttributeError, NotImplementedError):
-        max_op = _row_max(gradlab, probe)
-
-        def log_softmax(z):
-            if max_op is not None:
-                z = z - max_op(z)
-            return z - z.exp().sum(1, keepdim=True).log()
-
-        used.append("log_softmax from " + ("max, " if max_op else "") + "exp/sum/log")
-
-    class NLL:
-        """-mean(logp[i, y_i]): by indexing if gradlab can, else by a one-hot product."""
-
-        def __init__(self):
-            rows = gradlab.arange(2, device=dev)
-            try:
-                probe[rows, gradlab.tensor(np.array([0, 2]), device=dev)]
-                self.indexing = True
-            except (TypeError, NotImplementedError, IndexError, AttributeError):
-                self.indexing = False
-
-        def prepare(self, labels):
-            if self.indexing:
-                n = len(labels)
-                return gradlab.arange(n, device=dev), gradlab.tensor(labels, device=dev)
-            onehot = np.zeros((len(labels), SIZES[-1]), np.float32)
-            onehot[np.arange(len(labels)), labels] = 1
-            return gradlab.tensor(onehot, device=dev), None
-
-        def __call__(self, logp, target):
-            if self.indexing:
-                rows, labels = target
-                return -logp[rows, labels].mean()
-            onehot, _ = target
-            return -(logp * onehot).sum() / logp.shape[0]
-
-    nll = NLL()
-    used.append("indexing" if nll.indexing else "one-hot NLL")
-    return log_softmax, nll, " + ".join(used)
-
-
-def _row_max(gradlab, probe):
-    """A function giving each row's max as a constant (no graph), if gradlab has one."""
-    for name in ("amax", "max"):
-        try:
-            out = getattr(probe, name)(dim=1, keepdim=True)
-        except (AttributeError, NotImplementedError, TypeError):
-            continue
-        if name == "max" and isinstance(out, tuple):
-            return lambda z: z.detach().max(dim=1, keepdim=True)[0]
-        return lambda z, name=name: getattr(z.detach(), name)(dim=1, keepdim=True)
-    return None
-
-
-# --- PyTorch --------------------------------------------------------------------------------
-
-def worker_torch(opts) -> dict:
+def _torch(opts, api: str) -> dict:
     torch = h.import_torch(opts.device)
-    dev = opts.device
-    sync = torch.cuda.synchronize if dev == "cuda" else None
-    cases, losses = {}, {}
-    for batch in opts.batch:
-        xn, yn, pn = make_data(batch)
-        x, y = torch.tensor(xn, device=dev), torch.tensor(yn, device=dev)
-        rows = torch.arange(batch, device=dev)
-        params = [torch.tensor(p, device=dev, requires_grad=True) for p in pn]
-
-        def step(want_loss=False, x=x, y=y, rows=rows, params=params):
-            w1, b1, w2, b2, w3, b3 = params
-            hidden = (x @ w1 + b1).relu()
-            hidden = (hidden @ w2 + b2).relu()
-            logp = (hidden @ w3 + b3).log_softmax(1)
-            loss = -logp[rows, y].mean()
-            loss.backward()
-            with torch.no_grad():
-                for p in params:
-                    p -= LR * p.grad
-                    p.grad = None
-            return loss.item() if want_loss else None
-
-        cases[f"b{batch}"], losses[f"b{batch}"] = _time_steps(step, opts, sync)
-    return {"cases": cases, "losses": losses, "versions": {"torch": torch.__version__}}
+    sync = torch.cuda.synchronize if opts.device == "cuda" else None
+    return dict(_library_worker(torch, opts, sync, api), versions={"torch": torch.__version__})
 
 
 # --- NumPy (or CuPy), backward by hand -------------------------------------------------------
@@ -278,7 +201,13 @@ def worker_numpy(opts) -> dict:
     return {"cases": cases, "losses": losses, "label": label}
 
 
-WORKERS = {"gradlab": worker_gradlab, "numpy": worker_numpy, "torch": worker_torch}
+WORKERS = {
+    "gradlab": lambda opts: _gradlab(opts, "raw"),
+    "torch": lambda opts: _torch(opts, "raw"),
+    "gradlab-nn": lambda opts: _gradlab(opts, "nn"),
+    "torch-nn": lambda opts: _torch(opts, "nn"),
+    "numpy": worker_numpy,
+}
 
 
 # --- driver ---------------------------------------------------------------------------------
@@ -297,47 +226,32 @@ def collect(opts: argparse.Namespace) -> dict:
 
 
 def report(results: dict, opts: argparse.Namespace) -> h.Section:
-    g, n, t = results["gradlab"], results["numpy"], results["torch"]
+    n = results["numpy"]
     hand = "CuPy" if opts.device == "cuda" else "NumPy"
     sec = h.Section(f"MLP {'-'.join(map(str, SIZES))} SGD step ({opts.device}, float32)")
-    tab = h.Table(["batch", "gradlab ms", f"{hand} ms", "PyTorch ms", f"gradlab/{hand}",
-                   "gradlab/PyTorch", f"{hand}/PyTorch"])
+    tab = h.Table(["batch", "written with", "gradlab ms", f"{hand} ms", "PyTorch ms",
+                   f"gradlab/{hand}", "gradlab/PyTorch"])
     for batch in opts.batch:
         case = f"b{batch}"
-        gt, nt, tt = (h.case_time(r, case) for r in (g, n, t))
-        tab.add(batch, h.status_cell(g, case, "ms"), h.status_cell(n, case, "ms"),
-                h.status_cell(t, case, "ms"), h.fmt_ratio(gt, nt), h.fmt_ratio(gt, tt),
-                h.fmt_ratio(nt, tt))
+        nt = h.case_time(n, case)
+        for api, label in (("", "raw ops, SGD by hand"), ("-nn", "nn.Linear, F.cross_entropy, "
+                                                             "optim.SGD")):
+            g, t = results["gradlab" + api], results["torch" + api]
+            gt, tt = h.case_time(g, case), h.case_time(t, case)
+            tab.add(batch, label, h.status_cell(g, case, "ms"), h.status_cell(n, case, "ms"),
+                    h.status_cell(t, case, "ms"), h.fmt_ratio(gt, nt), h.fmt_ratio(gt, tt))
     sec.table("Time per training step (forward, backward, SGD update):", tab)
-
-    losses = h.Table(["batch", "contestant", "loss, step 1", "loss, step 2"], left=2)
-    agree, compared = True, 0
-    for batch in opts.batch:
-        case = f"b{batch}"
-        seen = []
-        for name, r in (("gradlab", g), (hand, n), ("PyTorch", t)):
-            if r["status"] == "ok":
-                seen.append(r["losses"][case])
-                losses.add(batch, name, *(f"{v:.6f}" for v in seen[-1]))
-        for other in seen[1:]:
-            compared += 1
-            agree &= all(abs(a - b) <= 1e-4 * abs(a) + 1e-5 for a, b in zip(seen[0], other))
-    sec.table("Same data, same weights: the losses must agree (step 2 checks the update):",
-              losses)
-    if not compared:
-        sec.note("Fewer than two contestants ran: no losses to compare.")
-    elif agree:
-        sec.note("The losses agree to 1e-4 (relative).")
-    else:
-        sec.note("**THE LOSSES DISAGREE**: some contestant computes a different step; its time "
-                 "means nothing until that is fixed.")
-    if g["status"] == "ok":
-        sec.note(f"gradlab's loss is built from: {g['path']}.")
-    gt, nt = h.case_time(g, f"b{TARGET_BATCH}"), h.case_time(n, f"b{TARGET_BATCH}")
-    if gt and nt and opts.device == "cpu":
-        verdict = "meets" if gt / nt <= TARGET_NUMPY else "misses"
-        sec.note(f"Target gradlab/NumPy ≤ {TARGET_NUMPY:.2f} at batch {TARGET_BATCH}: "
-                 f"{gt / nt:.2f}, {verdict} it.")
+    h.compare_losses(sec, {"gradlab (raw)": results["gradlab"],
+                           "gradlab (nn)": results["gradlab-nn"], hand: n,
+                           "PyTorch (raw)": results["torch"],
+                           "PyTorch (nn)": results["torch-nn"]}, opts.batch)
+    nt = h.case_time(n, f"b{TARGET_BATCH}")
+    for api, label in (("", "raw ops"), ("-nn", "nn + optim")):
+        gt = h.case_time(results["gradlab" + api], f"b{TARGET_BATCH}")
+        if gt and nt and opts.device == "cpu":
+            verdict = "meets" if gt / nt <= TARGET_NUMPY else "misses"
+            sec.note(f"Target gradlab/NumPy ≤ {TARGET_NUMPY:.2f} at batch {TARGET_BATCH} "
+                     f"({label}): {gt / nt:.2f}, {verdict} it.")
     sec.note(h.timing_note(opts) + f" lr = {LR}, the same batch every step.")
     for line in h.problems(results):
         sec.note(line)
