@@ -39,7 +39,7 @@ long = int64
 int = int32  # noqa: A001
 
 # The subpackages built on the tensor, importable as gradlab.nn etc. after `import gradlab`.
-from . import cuda, nn, optim, utils  # noqa: E402
+from . import cuda, datasets, nn, optim, utils  # noqa: E402
 from .serialization import *  # noqa: E402, F403
 
 __version__ = "0.1.0"
