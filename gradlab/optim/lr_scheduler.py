@@ -1,5 +1,0 @@
-"""lr_scheduler (placeholder, being written)."""
-
-from __future__ import annotations
-
-__all__: list[str] = []
