@@ -291,3 +291,9 @@ def test_integer_likes():
     r = gradlab.randint_like(src, 5)
     assert r.dtype is gradlab.int64 and r.shape == (2, 3) and r.numpy().max() < 5
     assert gradlab.randint_like(src, 2, 4).numpy().min() >= 2
+
+
+def test_python_floats_with_an_explicit_dtype_are_not_rounded_through_the_default():
+    assert gradlab.tensor([0.3], dtype=gradlab.float64).item() == 0.3
+    assert gradlab.tensor(0.1, dtype=gradlab.float64).item() == 0.1
+    assert gradlab.tensor([0.3]).dtype == gradlab.float32  # without dtype: the default

@@ -25,8 +25,13 @@ __all__ = [
 ]
 
 
-def _infer_numpy(data) -> np.ndarray:
-    """NumPy array for ``data`` with PyTorch's dtype inference for Python values."""
+def _infer_numpy(data, dtype_given: bool = False) -> np.ndarray:
+    """NumPy array for ``data`` with PyTorch's dtype inference for Python values.
+
+    Python floats become the default dtype, unless a ``dtype`` was asked for:
+    then they stay float64 until converted to it, so ``tensor([0.3],
+    dtype=float64)`` holds exactly 0.3, not 0.3 rounded through float32.
+    """
     if isinstance(data, np.ndarray):
         return data
     if isinstance(data, np.generic):
@@ -55,7 +60,7 @@ def _infer_numpy(data) -> np.ndarray:
             f"tensor: the integer {int(arr.max())} is out of range for int64 (the dtype of "
             "Python ints). Fix: pass dtype=gradlab.float64, or smaller values."
         )
-    if kind == "f":
+    if kind == "f" and not dtype_given:
         return arr.astype(_dt.get_default_dtype().np, copy=False)
     if kind == "i" and arr.dtype != np.int64:
         return arr.astype(np.int64)
@@ -84,7 +89,7 @@ def _array_from(data, dtype=None, device=None, copy=True):
             hasattr(data, "__cuda_array_interface__"):
         src = data
     else:
-        src = _infer_numpy(data)
+        src = _infer_numpy(data, dtype is not None)
     np_dtype = _dt.to_dtype(dtype).np if dtype is not None else _dt.from_numpy_dtype(
         src.dtype).np
     arr = backend.asarray(src, np_dtype, dev.index, copy=copy)
