@@ -22,6 +22,7 @@ class _State(threading.local):
     enabled = True  # record a backward graph for ops on tensors that require grad
     inference = False  # inside inference_mode
     module = None  # path of the nn.Module whose forward is running, for graph and events
+    running_module = None  # that nn.Module itself (its children's paths are found from it)
 
 
 state = _State()

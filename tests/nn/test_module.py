@@ -1,0 +1,679 @@
+"""nn.Module and nn.Parameter: registration, traversal, modes, moving, state_dict, hooks,
+reprs, and the module path that every op records while a forward runs."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import gradlab
+from gradlab import events, nn
+from gradlab.autograd.grad_mode import state
+from tests.oracle import needs_torch, torch
+
+
+class Block(nn.Module):
+    def __init__(self, lib_nn=nn):
+        super().__init__()
+        self.fc1 = lib_nn.Linear(3, 4)
+        self.act = lib_nn.ReLU()
+        self.fc2 = lib_nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x))) + x
+
+
+class Net(nn.Module):
+    def __init__(self, lib_nn=nn):
+        super().__init__()
+        self.encoder = lib_nn.Sequential(Block(lib_nn), Block(lib_nn))
+        self.head = lib_nn.Linear(3, 2)
+        self.register_buffer("scale", gradlab.ones(2) if lib_nn is nn else torch.ones(2))
+
+    def forward(self, x):
+        return self.head(self.encoder(x)) * self.scale
+
+
+def torch_block():
+    return torch_net().encoder[0]
+
+
+def torch_net():
+    """The same architecture built from torch.nn (same attribute names, same keys)."""
+    class TBlock(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.act, self.fc2 = torch.nn.Linear(3, 4), torch.nn.ReLU(), \
+                torch.nn.Linear(4, 3)
+
+        def forward(self, x):
+            return self.fc2(self.act(self.fc1(x))) + x
+
+    class TNet(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = torch.nn.Sequential(TBlock(), TBlock())
+            self.head = torch.nn.Linear(3, 2)
+            self.register_buffer("scale", torch.ones(2))
+
+        def forward(self, x):
+            return self.head(self.encoder(x)) * self.scale
+
+    TBlock.__name__ = "Block"
+    TNet.__name__ = "Net"
+    return TNet()
+
+
+# --- Parameter ----------------------------------------------------------------------------
+
+def test_parameter_shares_memory_is_a_leaf_and_requires_grad():
+    t = gradlab.ones(3)
+    p = nn.Parameter(t)
+    assert isinstance(p, gradlab.Tensor) and p.is_leaf and p.requires_grad
+    p.data.mul_(2)  # the same memory as t
+    np.testing.assert_array_equal(t.numpy(), [2.0, 2.0, 2.0])
+    assert not nn.Parameter(gradlab.ones(2), requires_grad=False).requires_grad
+    assert nn.Parameter().shape == (0,)
+    y = gradlab.ones(2, requires_grad=True) * 2
+    assert nn.Parameter(y).grad_fn is None
+
+
+def test_parameter_errors_teach():
+    with pytest.raises(RuntimeError, match="only tensors of floating point dtype"):
+        nn.Parameter(gradlab.tensor([1, 2]))
+    with pytest.raises(TypeError, match=r"Parameter: expected a Tensor, got list.*wrap"):
+        nn.Parameter([1.0, 2.0])
+
+
+@needs_torch
+def test_parameter_repr_matches_torch():
+    values = np.array([[1.5, -2.0], [0.25, 3.0]], dtype=np.float32)
+    assert repr(nn.Parameter(gradlab.tensor(values))) == \
+        repr(torch.nn.Parameter(torch.tensor(values)))
+
+
+def test_parameter_bytes_are_counted_as_parameter_memory():
+    import gc
+
+    gc.collect()  # parameters of earlier tests, freed now rather than in the middle
+    before = gradlab.memory_stats()["parameter_bytes"]
+    layer = nn.Linear(10, 20)  # 200 + 20 float32 values
+    assert gradlab.memory_stats()["parameter_bytes"] - before == 220 * 4
+    layer.double()  # new storages: the old are freed, the new counted
+    assert gradlab.memory_stats()["parameter_bytes"] - before == 220 * 8
+    del layer
+    gc.collect()
+    assert gradlab.memory_stats()["parameter_bytes"] == before
+
+
+def test_parameter_deepcopy_and_pickle_stay_parameters():
+    p = nn.Parameter(gradlab.tensor([1.0, 2.0]))
+    q = copy.deepcopy(p)
+    assert isinstance(q, nn.Parameter) and q.requires_grad and q.data_ptr() != p.data_ptr()
+    r = pickle.loads(pickle.dumps(p))
+    assert isinstance(r, nn.Parameter) and r.tolist() == [1.0, 2.0] and r.requires_grad
+
+
+def test_buffer_marker_registers_a_buffer():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Buffer(gradlab.zeros(2))
+            self.b = nn.Buffer(gradlab.ones(1), persistent=False)
+
+    m = M()
+    assert isinstance(m.a, nn.Buffer) and not isinstance(gradlab.zeros(1), nn.Buffer)
+    assert [n for n, _ in m.named_buffers()] == ["a", "b"]
+    assert list(m.state_dict()) == ["a"]
+
+
+# --- registration -------------------------------------------------------------------------
+
+def test_attributes_register_by_kind_in_order():
+    net = Net()
+    assert list(net._modules) == ["encoder", "head"]
+    assert list(net._buffers) == ["scale"]
+    assert [n for n, _ in net.named_parameters()] == [
+        "encoder.0.fc1.weight", "encoder.0.fc1.bias", "encoder.0.fc2.weight",
+        "encoder.0.fc2.bias", "encoder.1.fc1.weight", "encoder.1.fc1.bias",
+        "encoder.1.fc2.weight", "encoder.1.fc2.bias", "head.weight", "head.bias"]
+    assert net.head.weight is net._modules["head"]._parameters["weight"]
+    assert "head" in dir(net) and "scale" in dir(net) and "forward" in dir(net)
+
+
+def test_reassigning_and_deleting_attributes():
+    m = nn.Module()
+    m.w = nn.Parameter(gradlab.ones(2))
+    m.w = None  # a parameter slot may be emptied
+    assert "w" in m._parameters and m.w is None and list(m.parameters()) == []
+    m.w = nn.Parameter(gradlab.ones(3))
+    m.sub = nn.Linear(1, 1)
+    m.sub = nn.Parameter(gradlab.ones(1))  # changes kind: no longer a module
+    assert "sub" not in m._modules and "sub" in m._parameters
+    del m.w
+    assert "w" not in m._parameters
+    with pytest.raises(AttributeError, match="'Module' object has no attribute 'w'"):
+        _ = m.w
+    m.plain = 3
+    del m.plain
+    assert not hasattr(m, "plain")
+
+
+def test_registration_errors_teach():
+    m = nn.Module()
+    m.w = nn.Parameter(gradlab.ones(2))
+    with pytest.raises(TypeError, match=r"cannot assign 'Tensor' as parameter 'w'.*"
+                                        r"nn.Parameter\(t\)"):
+        m.w = gradlab.ones(2)
+    with pytest.raises(KeyError, match='name can.*t contain "."'):
+        m.register_parameter("a.b", None)
+    with pytest.raises(KeyError, match="name can.*t be empty string"):
+        m.register_buffer("", None)
+    with pytest.raises(KeyError, match="attribute 'forward' already exists"):
+        m.register_parameter("forward", None)
+    with pytest.raises(TypeError, match="cannot assign 'Tensor' object to parameter 'q'"):
+        m.register_parameter("q", gradlab.ones(1))
+    with pytest.raises(TypeError, match="cannot assign 'int' object to buffer 'b'"):
+        m.register_buffer("b", 3)
+    with pytest.raises(TypeError, match="int is not a Module subclass"):
+        m.add_module("x", 3)
+    with pytest.raises(TypeError, match="parameter name should be a string"):
+        m.register_parameter(1, None)
+    m.sub = nn.Linear(1, 1)
+    with pytest.raises(TypeError, match="cannot assign 'int' as child module 'sub'"):
+        m.sub = 1
+    m.register_buffer("buf", gradlab.ones(1))
+    with pytest.raises(TypeError, match="cannot assign 'str' as buffer 'buf'"):
+        m.buf = "x"
+
+    class Early(nn.Module):
+        def __init__(self):
+            self.w = nn.Parameter(gradlab.ones(1))
+
+    with pytest.raises(AttributeError, match=r"before Module.__init__\(\) call.*super"):
+        Early()
+
+    class NoForward(nn.Module):
+        pass
+
+    with pytest.raises(NotImplementedError, match=r'NoForward\] is missing the required '
+                                                  r'"forward"'):
+        NoForward()(1)
+    with pytest.raises(TypeError, match="takes no arguments"):
+        nn.Module(3)
+
+
+def test_buffers_persistent_and_not():
+    m = nn.Module()
+    m.register_buffer("kept", gradlab.zeros(2))
+    m.register_buffer("scratch", gradlab.zeros(2), persistent=False)
+    m.register_buffer("empty", None)
+    assert [n for n, _ in m.named_buffers()] == ["kept", "scratch"]
+    assert list(m.state_dict()) == ["kept"]
+    m.kept = gradlab.ones(2)  # a plain tensor assigned to a buffer name replaces the buffer
+    assert m._buffers["kept"].tolist() == [1.0, 1.0]
+    m.scratch = gradlab.ones(3)
+    assert "scratch" in m._non_persistent_buffers_set
+
+
+# --- traversal ----------------------------------------------------------------------------
+
+@needs_torch
+def test_traversal_names_match_torch():
+    ours, theirs = Net(), torch_net()
+    for method in ("named_modules", "named_children", "named_buffers", "named_parameters"):
+        assert [n for n, _ in getattr(ours, method)()] == \
+            [n for n, _ in getattr(theirs, method)()], method
+    assert [n for n, _ in ours.named_parameters(prefix="model", recurse=True)] == \
+        [n for n, _ in theirs.named_parameters(prefix="model")]
+    assert [n for n, _ in ours.named_parameters(recurse=False)] == []
+    assert [n for n, _ in ours.encoder[0].named_parameters(recurse=False)] == []
+    assert [n for n, _ in ours.head.named_parameters(recurse=False)] == ["weight", "bias"]
+    assert len(list(ours.modules())) == len(list(theirs.modules())) == 11
+    assert len(list(ours.children())) == 2
+
+
+def test_shared_modules_and_parameters_are_listed_once():
+    shared = nn.Linear(2, 2)
+    seq = nn.Sequential(shared, nn.ReLU(), shared)
+    assert [n for n, _ in seq.named_modules()] == ["", "0", "1"]
+    assert len(list(seq.parameters())) == 2
+    assert [n for n, _ in seq.named_parameters(remove_duplicate=False)] == [
+        "0.weight", "0.bias", "2.weight", "2.bias"]
+    assert [n for n, _ in seq.named_modules(remove_duplicate=False)] == ["", "0", "1", "2"]
+    assert list(seq.state_dict()) == ["0.weight", "0.bias", "2.weight", "2.bias"]
+
+
+def test_get_submodule_and_get_parameter():
+    net = Net()
+    assert net.get_submodule("encoder.1.fc2") is net.encoder[1].fc2
+    assert net.get_submodule("") is net
+    assert net.get_parameter("encoder.0.fc1.bias") is net.encoder[0].fc1.bias
+    assert net.get_buffer("scale") is net.scale
+    with pytest.raises(AttributeError, match=r"Block has no attribute `fc3`.*fc1, act, fc2"):
+        net.get_submodule("encoder.0.fc3")
+    with pytest.raises(AttributeError, match=r"Linear has no attribute `weights`.*weight, bias"):
+        net.get_parameter("head.weights")
+    with pytest.raises(AttributeError, match="`scale` is not an nn.Parameter"):
+        net.get_parameter("scale")
+
+
+# --- modes, gradients, apply --------------------------------------------------------------
+
+def test_train_eval_reach_every_submodule():
+    net = Net()
+    assert net.training and all(m.training for m in net.modules())
+    assert net.eval() is net
+    assert not any(m.training for m in net.modules())
+    net.train()
+    assert all(m.training for m in net.modules())
+    net.encoder.train(False)
+    assert net.training and not net.encoder[0].fc1.training
+    with pytest.raises(ValueError, match="training mode is expected to be boolean"):
+        net.train("yes")
+
+
+def test_zero_grad_and_requires_grad():
+    net = Net()
+    net(gradlab.randn(5, 3)).sum().backward()
+    assert all(p.grad is not None for p in net.parameters())
+    net.zero_grad(set_to_none=False)
+    assert all(p.grad is not None and not p.grad.numpy().any() for p in net.parameters())
+    net.zero_grad()
+    assert all(p.grad is None for p in net.parameters())
+    assert net.requires_grad_(False) is net
+    assert not any(p.requires_grad for p in net.parameters())
+
+
+def test_apply_visits_children_first_then_self():
+    order = []
+    net = Net()
+    assert net.apply(lambda m: order.append(type(m).__name__)) is net
+    assert order == ["Linear", "ReLU", "Linear", "Block", "Linear", "ReLU", "Linear", "Block",
+                     "Sequential", "Linear", "Net"]
+
+
+# --- to / casting -------------------------------------------------------------------------
+
+def test_to_keeps_parameter_identity_and_converts_grads():
+    net = Net()
+    params = list(net.parameters())
+    net(gradlab.randn(2, 3)).sum().backward()
+    net.register_buffer("steps", gradlab.tensor(3))
+    assert net.to(gradlab.float64) is net
+    assert [id(p) for p in net.parameters()] == [id(p) for p in params]
+    assert all(p.dtype == gradlab.float64 and p.grad.dtype == gradlab.float64 for p in params)
+    assert all(isinstance(p, nn.Parameter) and p.requires_grad for p in params)
+    assert net.scale.dtype == gradlab.float64
+    assert net.steps.dtype == gradlab.int64  # integer buffers keep their dtype
+    net.float()
+    assert net.head.weight.dtype == gradlab.float32
+    net.to(gradlab.zeros(1, dtype=gradlab.float64))
+    assert net.head.bias.dtype == gradlab.float64
+    net.to("cpu", dtype=gradlab.float32).half()
+    assert net.head.weight.dtype == gradlab.float16
+    assert net.cpu() is net
+    with pytest.raises(TypeError, match="only accepts floating point dtypes.*int64"):
+        net.to(gradlab.int64)
+
+
+def test_an_update_made_through_old_references_reaches_the_model_after_to():
+    net = nn.Linear(2, 1)
+    held = list(net.parameters())  # what an optimizer made before .to() holds
+    net.double()
+    with gradlab.no_grad():
+        held[0].zero_()
+    assert not net.weight.numpy(force=True).any()
+
+
+# --- state_dict ---------------------------------------------------------------------------
+
+@needs_torch
+def test_state_dict_keys_match_torch_and_load_gives_the_same_outputs():
+    ours, theirs = Net(), torch_net()
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    result = ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
+    assert repr(result) == "<All keys matched successfully>"
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    x = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+    np.testing.assert_allclose(ours(gradlab.tensor(x)).detach().numpy(),
+                               theirs(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
+    for (k, v), (k2, v2) in zip(ours.state_dict().items(), theirs.state_dict().items()):
+        assert k == k2
+        np.testing.assert_array_equal(v.numpy(), v2.numpy())
+    ours.load_state_dict(theirs.state_dict())  # torch tensors themselves load too
+
+
+def test_state_dict_values_are_detached_and_share_memory():
+    layer = nn.Linear(2, 2)
+    sd = layer.state_dict()
+    assert isinstance(sd, OrderedDict)
+    assert not sd["weight"].requires_grad and not isinstance(sd["weight"], nn.Parameter)
+    assert sd["weight"].data_ptr() == layer.weight.data_ptr()
+    assert layer.state_dict(keep_vars=True)["weight"] is layer.weight
+    assert list(layer.state_dict(prefix="fc.")) == ["fc.weight", "fc.bias"]
+    assert sd._metadata[""] == {"version": 1}
+
+
+def test_load_state_dict_round_trip_between_models():
+    a, b = Net(), Net()
+    b.load_state_dict(a.state_dict())
+    x = gradlab.randn(3, 3)
+    np.testing.assert_array_equal(a(x).detach().numpy(), b(x).detach().numpy())
+    assert b.head.weight.data_ptr() != a.head.weight.data_ptr()  # copied, not shared
+
+
+def test_load_state_dict_errors_name_keys_and_shapes():
+    net = Net()
+    sd = net.state_dict()
+    sd.pop("head.bias")
+    sd["head.extra"] = gradlab.ones(1)
+    sd["encoder.0.fc1.weight"] = gradlab.ones(5, 3)
+    with pytest.raises(RuntimeError) as info:
+        net.load_state_dict(sd)
+    msg = str(info.value)
+    assert msg.startswith("Error(s) in loading state_dict for Net:")
+    assert 'Missing key(s) in state_dict: "head.bias".' in msg
+    assert 'Unexpected key(s) in state_dict: "head.extra".' in msg
+    assert ("size mismatch for encoder.0.fc1.weight: copying a param with shape "
+            "gradlab.Size([5, 3]) from checkpoint, the shape in current model is "
+            "gradlab.Size([4, 3]).") in msg
+    sd["encoder.0.fc1.weight"] = gradlab.ones(4, 3)
+    result = net.load_state_dict(sd, strict=False)
+    assert result.missing_keys == ["head.bias"] and result.unexpected_keys == ["head.extra"]
+    assert net.encoder[0].fc1.weight.numpy(force=True).tolist() == [[1.0] * 3] * 4
+    with pytest.raises(TypeError, match="Expected state_dict to be dict-like"):
+        net.load_state_dict([1, 2])
+    with pytest.raises(RuntimeError, match='While copying the parameter named "head.weight"'):
+        net.load_state_dict({**net.state_dict(), "head.weight": "oops"})
+
+
+def test_load_state_dict_assign_replaces_the_parameters():
+    layer = nn.Linear(2, 2)
+    new = {"weight": gradlab.ones(2, 2, dtype=gradlab.float64), "bias": gradlab.zeros(2)}
+    layer.load_state_dict(new, assign=True)
+    assert isinstance(layer.weight, nn.Parameter) and layer.weight.dtype == gradlab.float64
+    assert layer.weight.data_ptr() == new["weight"].data_ptr()
+
+
+def test_load_from_state_dict_can_be_customised_with_the_version():
+    class Renamed(nn.Module):
+        """Version 2 renamed 'w' to 'weight'; old checkpoints still load."""
+
+        _version = 2
+
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(gradlab.zeros(2))
+
+        def _load_from_state_dict(self, state_dict, prefix, local_metadata, *args):
+            if local_metadata.get("version", 1) < 2 and prefix + "w" in state_dict:
+                state_dict[prefix + "weight"] = state_dict.pop(prefix + "w")
+            super()._load_from_state_dict(state_dict, prefix, local_metadata, *args)
+
+    model = nn.Sequential(Renamed())
+    old = OrderedDict([("0.w", gradlab.ones(2))])
+    old._metadata = {"0": {"version": 1}}
+    model.load_state_dict(old)
+    assert model[0].weight.tolist() == [1.0, 1.0]
+    assert model.state_dict()._metadata["0"] == {"version": 2}
+
+
+def test_deepcopy_of_a_model_is_independent():
+    net = Net()
+    twin = copy.deepcopy(net)
+    assert twin.head.weight is not net.head.weight
+    assert isinstance(twin.head.weight, nn.Parameter)
+    with gradlab.no_grad():
+        twin.head.weight.zero_()
+    assert net.head.weight.numpy(force=True).any()
+
+
+# --- repr ---------------------------------------------------------------------------------
+
+@needs_torch
+def test_nested_repr_matches_torch_exactly():
+    assert repr(Net()) == repr(torch_net())
+    ours = nn.Sequential(OrderedDict([("flat", nn.Flatten()), ("fc", nn.Linear(4, 2)),
+                                      ("layers", nn.ModuleList([nn.Linear(2, 2)] * 3 +
+                                                               [nn.Tanh()]))]))
+    theirs = torch.nn.Sequential(OrderedDict([
+        ("flat", torch.nn.Flatten()), ("fc", torch.nn.Linear(4, 2)),
+        ("layers", torch.nn.ModuleList([torch.nn.Linear(2, 2)] * 3 + [torch.nn.Tanh()]))]))
+    assert repr(ours) == repr(theirs)
+
+
+@needs_torch
+def test_multiline_extra_repr_matches_torch():
+    def make(base):
+        class Custom(base):
+            def extra_repr(self):
+                return "alpha=1\nbeta=2"
+        return Custom()
+
+    ours, theirs = make(nn.Module), make(torch.nn.Module)
+    ours.child, theirs.child = nn.ReLU(), torch.nn.ReLU()
+    assert repr(ours) == repr(theirs)
+    assert repr(make(nn.Module)) == repr(make(torch.nn.Module))
+
+
+# --- hooks --------------------------------------------------------------------------------
+
+def test_forward_pre_hook_and_forward_hook_change_inputs_and_outputs():
+    layer = nn.Identity()
+    h1 = layer.register_forward_pre_hook(lambda m, args: (args[0] * 2,))
+    h2 = layer.register_forward_hook(lambda m, args, out: out + 1)
+    x = gradlab.ones(2)
+    assert layer(x).tolist() == [3.0, 3.0]
+    h1.remove()
+    assert layer(x).tolist() == [2.0, 2.0]
+    h2.remove()
+    assert layer(x) is x
+    layer.register_forward_pre_hook(lambda m, args: args[0] * 5)  # a single value is wrapped
+    assert layer(x).tolist() == [5.0, 5.0]
+
+
+def test_hooks_with_kwargs_prepend_and_always_call():
+    class Scaled(nn.Module):
+        def forward(self, x, *, scale=1.0):
+            if scale < 0:
+                raise ValueError("negative")
+            return x * scale
+
+    m = Scaled()
+    log = []
+    m.register_forward_pre_hook(lambda mod, args, kwargs: (args, {"scale": 3.0}),
+                                with_kwargs=True)
+    m.register_forward_hook(lambda mod, args, kwargs, out: log.append(("kw", kwargs)) or out,
+                            with_kwargs=True)
+    m.register_forward_hook(lambda mod, args, out: log.append("first"), prepend=True)
+    assert m(gradlab.ones(1)).tolist() == [3.0]
+    assert log == ["first", ("kw", {"scale": 3.0})]
+
+    failing = Scaled()
+    called = []
+    failing.register_forward_hook(lambda mod, args, out: called.append(out), always_call=True)
+    failing.register_forward_hook(lambda mod, args, out: called.append("never"))
+    with pytest.raises(ValueError, match="negative"):
+        failing(gradlab.ones(1), scale=-1.0)
+    assert called == [None]
+    bad = nn.Identity()
+    bad.register_forward_pre_hook(lambda mod, a, k: 3, with_kwargs=True)
+    with pytest.raises(RuntimeError, match=r"must return None or a tuple \(args, kwargs\)"):
+        bad(gradlab.ones(1))
+
+
+def _hook_trace(lib, model, x):
+    """Every hook's call, in order, with its module's class and what it received."""
+    trace = []
+
+    def shapes(items):
+        return tuple(None if t is None else tuple(t.shape) for t in items)
+
+    for name, m in model.named_modules():
+        m.register_forward_pre_hook(lambda mod, args, n=name: trace.append(("pre", n,
+                                                                            shapes(args))))
+        m.register_forward_hook(lambda mod, args, out, n=name: trace.append(
+            ("fwd", n, shapes(args), tuple(out.shape))))
+        m.register_full_backward_pre_hook(lambda mod, go, n=name: trace.append(
+            ("bw_pre", n, shapes(go))))
+        m.register_full_backward_hook(lambda mod, gi, go, n=name: trace.append(
+            ("bw", n, shapes(gi), shapes(go))))
+    model(x).sum().backward()
+    return trace
+
+
+@needs_torch
+def test_hook_order_and_arguments_match_torch():
+    ours, theirs = Net(), torch_net()
+    x = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+    got = _hook_trace(gradlab, ours, gradlab.tensor(x, requires_grad=True))
+    want = _hook_trace(torch, theirs, torch.tensor(x, requires_grad=True))
+    assert got == want
+
+
+@needs_torch
+def test_full_backward_hook_values_match_torch():
+    ours, theirs = Block(), torch_block()
+    ours.load_state_dict(theirs.state_dict())
+    seen = {"gradlab": [], "torch": []}
+    for lib, model in (("gradlab", ours), ("torch", theirs)):
+        model.fc2.register_full_backward_hook(
+            lambda m, gi, go, lib=lib: seen[lib].append((gi[0].detach().numpy().copy(),
+                                                         go[0].detach().numpy().copy())))
+    x = np.random.default_rng(1).standard_normal((2, 3)).astype(np.float32)
+    xg, xt = gradlab.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    (ours(xg) ** 2).sum().backward()
+    (theirs(xt) ** 2).sum().backward()
+    (gi, go), (ti, to) = seen["gradlab"][0], seen["torch"][0]
+    np.testing.assert_allclose(gi, ti, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(go, to, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(xg.grad.numpy(), xt.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_backward_hooks_can_replace_gradients():
+    layer = nn.Identity()
+    x = gradlab.ones(2, requires_grad=True)
+    layer.register_full_backward_pre_hook(lambda m, go: (go[0] * 10,))
+    layer.register_full_backward_hook(lambda m, gi, go: (gi[0] + 1,))
+    (layer(x) * 2).sum().backward()
+    assert x.grad.tolist() == [21.0, 21.0]
+
+
+def test_backward_hook_when_no_input_requires_grad():
+    layer = nn.Linear(3, 1)
+    got = []
+    layer.register_full_backward_hook(lambda m, gi, go: got.append((gi, go[0].shape)))
+    layer(gradlab.ones(2, 3)).sum().backward()
+    assert got == [((None,), (2, 1))]
+    layer.register_full_backward_hook(lambda m, gi, go: (gradlab.ones(1),))
+    with pytest.raises(RuntimeError, match="inputs don't require grad must return None"):
+        layer(gradlab.ones(2, 3)).sum().backward()
+
+
+def test_backward_hook_errors_on_wrong_count():
+    layer = nn.Identity()
+    layer.register_full_backward_hook(lambda m, gi, go: (gi[0], gi[0]))
+    with pytest.raises(RuntimeError, match="invalid number of grad_input, got 2, but "
+                                           "expected 1"):
+        layer(gradlab.ones(1, requires_grad=True)).sum().backward()
+    pre = nn.Identity()
+    pre.register_full_backward_pre_hook(lambda m, go: (go[0], go[0]))
+    with pytest.raises(RuntimeError, match="returned 2 grad_output values"):
+        pre(gradlab.ones(1, requires_grad=True)).sum().backward()
+
+
+# --- module paths: which layer made each op -----------------------------------------------
+
+def _record(model, x):
+    """The events of a forward (and the loss), then those of the backward."""
+    seen, seen_backward = [], []
+    with events.subscribe(seen.append):
+        y = model(x).sum()
+    with events.subscribe(seen_backward.append):
+        y.backward()
+    return seen, seen_backward
+
+
+def test_ops_carry_the_path_of_the_module_that_ran_them():
+    net = Net()
+    seen, seen_backward = _record(net, gradlab.randn(2, 3, requires_grad=True))
+    forward = [(e.op, e.module) for e in seen if isinstance(e, events.OpForward)]
+    assert forward[:4] == [("linear", "encoder.0.fc1"), ("relu", "encoder.0.act"),
+                           ("linear", "encoder.0.fc2"), ("add", "encoder.0")]
+    assert ("linear", "encoder.1.fc2") in forward
+    assert forward[-3:] == [("linear", "head"), ("mul", ""), ("sum", None)]
+    backward = {(e.op, e.module) for e in seen_backward if isinstance(e, events.BackwardNode)}
+    assert ("linear", "encoder.1.fc1") in backward and ("mul", "") in backward
+    assert ("sum", None) in backward
+    assert state.module is None and state.running_module is None
+
+
+def test_graph_nodes_remember_their_module():
+    net = Net()
+    y = net(gradlab.randn(2, 3))
+    assert y.grad_fn.module == ""
+    assert y.grad_fn.next_functions[0][0].module == "head"
+
+
+def test_path_is_relative_to_the_outermost_module_called():
+    net = Net()
+    seen, _ = _record(net.encoder[1], gradlab.randn(2, 3))
+    assert {e.module for e in seen if isinstance(e, events.OpForward) and e.op == "linear"} \
+        == {"fc1", "fc2"}
+    seen, _ = _record(net.head, gradlab.randn(2, 3))
+    assert [e.module for e in seen if isinstance(e, events.OpForward)][0] == ""
+
+
+def test_shared_and_grandchild_modules_get_a_path_in_the_tree():
+    shared = nn.Linear(2, 2)
+
+    class Skip(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = shared
+            self.b = shared
+            self.inner = nn.Sequential(nn.Linear(2, 2))
+            self.stranger_list = [nn.Linear(2, 2)]  # not registered: not in the tree
+
+        def forward(self, x):
+            x = self.inner[0](self.b(x))  # a grandchild called directly
+            return self.stranger_list[0](x)
+
+    seen, _ = _record(Skip(), gradlab.randn(1, 2))
+    assert [e.module for e in seen if isinstance(e, events.OpForward) and e.op == "linear"] \
+        == ["a", "inner.0", ""]
+
+
+def test_module_state_is_restored_when_forward_raises():
+    class Broken(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.fc(x.reshape(3, 5))
+
+    with pytest.raises(RuntimeError):
+        Broken()(gradlab.randn(2, 2))
+    assert state.module is None and state.running_module is None
+    hooked = nn.Linear(2, 2)
+    hooked.register_forward_hook(lambda m, a, o: None)
+    with pytest.raises(RuntimeError):
+        hooked(gradlab.randn(3, 3))
+    assert state.module is None and state.running_module is None
+
+
+def test_renamed_child_gets_its_new_path():
+    net = nn.Sequential(nn.Linear(2, 2))
+    seen, _ = _record(net, gradlab.randn(1, 2))
+    assert [e.module for e in seen if isinstance(e, events.OpForward)][0] == "0"
+    layer = net[0]
+    del net[0]
+    net.add_module("renamed", layer)
+    seen, _ = _record(net, gradlab.randn(1, 2))
+    assert [e.module for e in seen if isinstance(e, events.OpForward)][0] == "renamed"
