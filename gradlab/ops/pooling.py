@@ -1,9 +1,512 @@
-"""Pooling: max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool2d (placeholder, being written)."""
+"""Pooling: max_pool1d/2d, avg_pool1d/2d and the adaptive average pools.
+
+A pool reduces each window of the input to one value. The windows are
+found without copying them: for each kernel offset ``j``, the elements at
+offset ``j`` of every window are one strided slice of the input. And a 2-D
+window's max (or sum) is separable: reduce along W first (``kw`` slices),
+then along H (``kh`` slices), ``kh + kw`` vectorised steps in all.
+
+* max:  out = max over the window. The gradient goes to the position of the
+  max (the first one, in row-major order, if several tie), whose flat index
+  forward keeps: backward is a scatter, and its own backward a gather.
+* avg:  out = Σ window / divisor. Linear, so backward is the adjoint: each
+  gradient divided by its divisor and spread back over its window; the
+  adjoint of that is avg pooling again.
+
+Everything runs in 2-D; a 1-D pool is a 2-D one with height 1.
+"""
 
 from __future__ import annotations
 
-# Exported as gradlab.<name> (only what PyTorch also has at torch.<name>).
-__all__: list[str] = []
-# Re-exported by gradlab.nn.functional.
-FUNCTIONAL: list[str] = []
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor
+from ._util import add_at, xp_for
+from .convolution import _tuple
+
+__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d",
+           "adaptive_max_pool1d"]
+FUNCTIONAL = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
+              "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
 TENSOR_METHODS: list = []
+
+
+@dataclass(frozen=True)
+class PoolGeometry:
+    """Windows of a 2-D pool: ``pads`` are (before, after) per dim, ``after`` may crop (< 0)."""
+
+    in_size: tuple
+    kernel: tuple
+    stride: tuple
+    pads: tuple
+    dilation: tuple
+    out_size: tuple
+    spatial: int
+
+    @property
+    def buffer(self) -> tuple:
+        """The padded (or cropped) input that the windows exactly cover."""
+        return tuple((o - 1) * s + d * (k - 1) + 1 for o, s, d, k in
+                     zip(self.out_size, self.stride, self.dilation, self.kernel))
+
+    @property
+    def overlapping(self) -> bool:
+        return any(d * (k - 1) + 1 > s for d, k, s in zip(self.dilation, self.kernel,
+                                                          self.stride))
+
+
+def _as_2d(a, geo):
+    return a if geo.spatial == 2 else a.reshape(a.shape[0], a.shape[1], 1, a.shape[2])
+
+
+def _from_2d(a, geo):
+    return a if geo.spatial == 2 else a.reshape(a.shape[0], a.shape[1], a.shape[3])
+
+
+def _to_buffer(xp, x, geo, fill):
+    """``x`` (N, C, H, W) padded with ``fill`` (or cropped) to the buffer; a view if it can."""
+    (pt, _), (pl, _) = geo.pads
+    hb, wb = geo.buffer
+    h, w = geo.in_size
+    if pt == 0 and pl == 0 and hb <= h and wb <= w:
+        return x[:, :, :hb, :wb]
+    buf = xp.full(x.shape[:2] + (hb, wb), fill, dtype=x.dtype)
+    hh, ww = min(h, hb - pt), min(w, wb - pl)
+    buf[:, :, pt:pt + hh, pl:pl + ww] = x[:, :, :hh, :ww]
+    return buf
+
+
+def _from_buffer(xp, buf, geo):
+    """The gradient of ``_to_buffer``: crop the padding, zero what was cropped."""
+    (pt, _), (pl, _) = geo.pads
+    h, w = geo.in_size
+    hh, ww = min(h, buf.shape[2] - pt), min(w, buf.shape[3] - pl)
+    if hh == h and ww == w:
+        return xp.ascontiguousarray(buf[:, :, pt:pt + h, pl:pl + w])
+    out = xp.zeros(buf.shape[:2] + (h, w), dtype=buf.dtype)
+    out[:, :, :hh, :ww] = buf[:, :, pt:pt + hh, pl:pl + ww]
+    return out
+
+
+def _offset(a, axis: int, k: int, geo):
+    """The elements at kernel offset ``k`` of every window along ``axis`` (2 = H, 3 = W)."""
+    d = axis - 2
+    start = k * geo.dilation[d]
+    stop = start + geo.stride[d] * (geo.out_size[d] - 1) + 1
+    return a[(slice(None),) * axis + (slice(start, stop, geo.stride[d]),)]
+
+
+def _max_along(xp, a, axis, geo, picks=None, exact_nan=False):
+    """Max over the windows along one axis, and which offset won (the first max wins).
+
+    ``picks`` (indices shaped like ``a``) are carried along: the result holds
+    the picks of the winning positions. PyTorch lets a NaN win (the last NaN
+    of the window); ``exact_nan`` follows that, at the price of one more step.
+    """
+    best = _offset(a, axis, 0, geo)
+    won = carried = None
+    if picks is not None:
+        carried = _offset(picks, axis, 0, geo)
+    for k in range(1, geo.kernel[axis - 2]):
+        candidate = _offset(a, axis, k, geo)
+        take = candidate > best  # strictly greater: on a tie the earlier offset stays
+        if exact_nan:
+            take |= xp.isnan(candidate)
+        best = xp.maximum(best, candidate)  # NaN-propagating, like PyTorch's value
+        if won is None and geo.kernel[axis - 2] == 2:
+            won = take.view(xp.int8)  # offsets 0 and 1: the mask itself, as bytes
+        else:
+            won = xp.zeros(best.shape, dtype=xp.int8) if won is None else won
+            xp.copyto(won, k, where=take)
+        if picks is not None:
+            carried = xp.where(take, _offset(picks, axis, k, geo), carried)
+    if won is None:  # a window of one element
+        best, won = best.copy(), xp.zeros(best.shape, dtype=xp.int8)
+    return best, won, carried
+
+
+def _max_pool_2d(xp, buf, geo, exact_nan=False):
+    """The max of each window and the (row, col) offsets of the winner inside it.
+
+    Along W first, then along H: the first max of each row, then the first
+    row holding the max, which is the first max in row-major order (PyTorch's
+    choice on ties; the other order would not be).
+    """
+    rows, col_pick, _ = _max_along(xp, buf, 3, geo, exact_nan=exact_nan)  # (N, C, Hb, Ow)
+    out, row_pick, col_pick = _max_along(xp, rows, 2, geo, col_pick, exact_nan)
+    return out, row_pick, col_pick
+
+
+class MaxPool(Function):
+    """Max over each window; also the flat (H·W) index of the max, for backward.
+
+    d/dx = the gradient, put at the max's position (its window's first max).
+    """
+
+    raw = True
+    node_name = "MaxPool2DWithIndicesBackward0"
+
+    @staticmethod
+    def forward(ctx, x, geo, want_indices):
+        xp = xp_for(x)
+        buf = _to_buffer(xp, _as_2d(x, geo), geo, -xp.inf)
+        out, row_pick, col_pick = _max_pool_2d(xp, buf, geo)
+        indices = None
+        if want_indices or ctx.needs_input_grad:
+            if xp.isnan(out).any():  # rare: then find the NaN PyTorch picks
+                out, row_pick, col_pick = _max_pool_2d(xp, buf, geo, exact_nan=True)
+            (pt, _), (pl, _) = geo.pads
+            oh, ow = geo.out_size
+            row_pick, col_pick = row_pick.astype(xp.int64), col_pick.astype(xp.int64)
+            r = row_pick * geo.dilation[0] - pt + xp.arange(0, oh * geo.stride[0],
+                                                            geo.stride[0])[:, None]
+            c = col_pick * geo.dilation[1] - pl + xp.arange(0, ow * geo.stride[1], geo.stride[1])
+            indices = _from_2d(r * geo.in_size[1] + c, geo)  # int64 via arange
+            ctx.mark_non_differentiable(indices)
+            ctx.save_for_backward(indices)
+            ctx.geo = geo
+        return _from_2d(out, geo), indices
+
+    @staticmethod
+    def backward(ctx, grad, _grad_indices):
+        (indices,) = ctx.saved_tensors
+        return MaxPoolScatter.apply(grad, indices, ctx.geo), None, None
+
+
+class MaxPool1d(MaxPool):
+    name = "max_pool1d"
+
+
+class MaxPool2d(MaxPool):
+    name = "max_pool2d"
+
+
+def _flat_indices(xp, indices, geo):
+    """Per-plane indices (N, C, ...) as indices into the whole flattened input."""
+    n, c = indices.shape[:2]
+    plane = geo.in_size[0] * geo.in_size[1]
+    return (indices.reshape(n * c, -1) + xp.arange(0, n * c * plane, plane)[:, None]).ravel()
+
+
+class MaxPoolScatter(Function):
+    """max pool's backward: each gradient put at its window's max; overlapping windows add.
+
+    Linear in the gradient; its adjoint (and so its backward) is a gather.
+    """
+
+    raw = True
+    name, node_name = "max_pool_backward", "MaxPool2DWithIndicesBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, indices, geo):
+        xp = xp_for(grad)
+        n, c = grad.shape[:2]
+        out = xp.zeros(n * c * geo.in_size[0] * geo.in_size[1], dtype=grad.dtype)
+        flat = _flat_indices(xp, indices, geo)
+        if geo.overlapping:  # one input may be the max of several windows
+            add_at(out, flat, grad.ravel())
+        else:
+            out[flat] = grad.ravel()
+        ctx.save_for_backward(indices)
+        ctx.geo = geo
+        return out.reshape((n, c) + tuple(geo.in_size[2 - geo.spatial:]))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (indices,) = ctx.saved_tensors
+        return MaxPoolGather.apply(grad, indices, ctx.geo), None, None
+
+
+class MaxPoolGather(Function):
+    """The value at each window's max position (indices fixed): MaxPoolScatter's adjoint."""
+
+    raw = True
+    name = "max_pool_gather"
+
+    @staticmethod
+    def forward(ctx, x, indices, geo):
+        xp = xp_for(x)
+        ctx.save_for_backward(indices)
+        ctx.geo = geo
+        return x.ravel()[_flat_indices(xp, indices, geo)].reshape(indices.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (indices,) = ctx.saved_tensors
+        return MaxPoolScatter.apply(grad, indices, ctx.geo), None, None
+
+
+# --- average pooling ---------------------------------------------------------------------------
+
+def _window_sums(xp, buf, geo):
+    """Σ over each window: along H (runs of rows), then along W (separable)."""
+    for axis in (2, 3):
+        parts = [_offset(buf, axis, k, geo) for k in range(geo.kernel[axis - 2])]
+        if len(parts) > 1:
+            buf = parts[0] + parts[1]
+            for part in parts[2:]:
+                buf += part
+        else:
+            buf = parts[0]
+    return buf.copy() if geo.kernel == (1, 1) else buf
+
+
+def _spread(xp, grad, geo):
+    """The adjoint of ``_window_sums``: add each value onto every element of its window."""
+    n, c = grad.shape[:2]
+    hb, wb = geo.buffer
+    for axis, size in ((3, (grad.shape[2], wb)), (2, (hb, wb))):
+        out = xp.zeros((n, c) + size, dtype=grad.dtype)
+        for k in range(geo.kernel[axis - 2]):
+            _offset(out, axis, k, geo)[...] += grad
+        grad = out
+    return grad
+
+
+def _divisor(geo, count_include_pad, divisor_override):
+    """PyTorch's divisor per output (Oh, Ow): the window's size, clipped as PyTorch clips it."""
+    if divisor_override is not None:
+        return np.full(geo.out_size, float(divisor_override))
+    counts = []
+    for d in range(2):
+        start = np.arange(geo.out_size[d]) * geo.stride[d] - geo.pads[d][0]
+        end = np.minimum(start + geo.kernel[d], geo.in_size[d] + geo.pads[d][0])
+        if not count_include_pad:
+            start, end = np.maximum(start, 0), np.minimum(end, geo.in_size[d])
+        counts.append(end - start)
+    return np.outer(counts[0], counts[1]).astype(float)
+
+
+class AvgPool(Function):
+    """Σ window / divisor.   d/dx = each gradient / its divisor, spread over its window."""
+
+    raw = True
+    node_name = "AvgPool2DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, geo, divisor):
+        xp = xp_for(x)
+        out = _window_sums(xp, _to_buffer(xp, _as_2d(x, geo), geo, 0), geo)
+        out *= xp.asarray(1.0 / divisor, dtype=x.dtype)
+        ctx.geo, ctx.divisor = geo, divisor
+        return _from_2d(out, geo)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return AvgPoolBackward.apply(grad, ctx.geo, ctx.divisor), None, None
+
+
+class AvgPool1d(AvgPool):
+    name = "avg_pool1d"
+
+
+class AvgPool2d(AvgPool):
+    name = "avg_pool2d"
+
+
+class AvgPoolBackward(Function):
+    """avg pool's backward (its adjoint); its own backward is avg pool again."""
+
+    raw = True
+    name, node_name = "avg_pool_backward", "AvgPool2DBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, geo, divisor):
+        xp = xp_for(grad)
+        scaled = _as_2d(grad, geo) * xp.asarray(1.0 / divisor, dtype=grad.dtype)
+        ctx.geo, ctx.divisor = geo, divisor
+        return _from_2d(_from_buffer(xp, _spread(xp, scaled, geo), geo), geo)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return AvgPool.apply(grad, ctx.geo, ctx.divisor), None, None
+
+
+# --- argument checks and the public functions ------------------------------------------------
+
+def _geometry(op, input, kernel_size, stride, padding, dilation, ceil_mode, spatial):
+    """Check the arguments and work out the windows (PyTorch's output-size rule)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}: expected a tensor, got {type(input).__name__}")
+    if input.ndim not in (spatial + 1, spatial + 2):
+        raise RuntimeError(
+            f"{op}: expected a {spatial + 1}-D (unbatched) or {spatial + 2}-D (batched) input, "
+            f"got shape {tuple(input.shape)}. Fix: reshape it to (N, C, "
+            f"{', '.join('HW'[2 - spatial:])})")
+    kernel = _tuple(kernel_size, spatial, "kernel_size", op)
+    stride = kernel if stride is None or stride == () or stride == [] else \
+        _tuple(stride, spatial, "stride", op)
+    padding = _tuple(padding, spatial, "padding", op)
+    dilation = _tuple(dilation, spatial, "dilation", op)
+    for what, values in (("kernel_size", kernel), ("stride", stride), ("dilation", dilation)):
+        if any(v <= 0 for v in values):
+            raise RuntimeError(f"{op}: {what} must be positive, got {values}")
+    size = tuple(input.shape[-spatial:])
+    out = []
+    for n, k, s, p, d in zip(size, kernel, stride, padding, dilation):
+        reach = d * (k - 1) + 1
+        if p < 0 or 2 * p > k:
+            raise RuntimeError(
+                f"{op}: padding {padding} must be between 0 and half the kernel_size {kernel}, "
+                f"so that every window holds an input value. Fix: use padding <= {k // 2}")
+        o = (n + 2 * p - reach + (s - 1 if ceil_mode else 0)) // s + 1
+        if ceil_mode and (o - 1) * s >= n + p:  # the last window must start inside
+            o -= 1
+        if o < 1:
+            raise RuntimeError(
+                f"{op}: input of shape {tuple(input.shape)} is too small for kernel_size "
+                f"{kernel} (dilation {dilation}, padding {padding}): the output size would be "
+                f"{o}. Fix: use a smaller kernel or more padding")
+        out.append(o)
+    lead = (lambda t, one: (one,) + tuple(t)) if spatial == 1 else (lambda t, one: tuple(t))
+    pads = tuple((p, (o - 1) * s + d * (k - 1) + 1 - n - p) for n, k, s, p, d, o in
+                 zip(size, kernel, stride, padding, dilation, out))
+    return PoolGeometry(lead(size, 1), lead(kernel, 1), lead(stride, 1), lead(pads, (0, 0)),
+                        lead(dilation, 1), lead(out, 1), spatial)
+
+
+def _run(fn, input, spatial, *args):
+    """Apply a pool Function; an unbatched (C, ...) input gets a batch dim for the call."""
+    unbatched = input.ndim == spatial + 1
+    if unbatched:
+        input = input.unsqueeze(0)
+    result = fn.apply(input, *args)
+    if not unbatched:
+        return result
+    if isinstance(result, tuple):
+        return tuple(r if r is None else r.squeeze(0) for r in result)
+    return result.squeeze(0)
+
+
+def _max_pool(fn, op, input, kernel_size, stride, padding, dilation, ceil_mode,
+              return_indices, spatial):
+    geo = _geometry(op, input, kernel_size, stride, padding, dilation, ceil_mode, spatial)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: expected a floating point input, got {input.dtype}. "
+                           f"Fix: convert with .float()")
+    out, indices = _run(fn, input, spatial, geo, return_indices)
+    return (out, indices) if return_indices else out
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over windows of (N, C, L); ``stride`` defaults to ``kernel_size``."""
+    return _max_pool(MaxPool1d, "max_pool1d", input, kernel_size, stride, padding, dilation,
+                     ceil_mode, return_indices, 1)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over windows of (N, C, H, W); padding counts as -inf; ties go to the first max.
+
+    With ``return_indices`` also the flat index (into H·W) of each max.
+    """
+    return _max_pool(MaxPool2d, "max_pool2d", input, kernel_size, stride, padding, dilation,
+                     ceil_mode, return_indices, 2)
+
+
+def _avg_pool(fn, op, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override, spatial):
+    geo = _geometry(op, input, kernel_size, stride, padding, 1, ceil_mode, spatial)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: expected a floating point input, got {input.dtype}. "
+                           f"Fix: convert with .float()")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError(f"{op}: divisor_override must be non-zero (got 0); use None for "
+                           f"the window size")
+    return _run(fn, input, spatial, geo, _divisor(geo, count_include_pad, divisor_override))
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True) -> Tensor:
+    """Mean over windows of (N, C, L); ``stride`` defaults to ``kernel_size``."""
+    return _avg_pool(AvgPool1d, "avg_pool1d", input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, None, 1)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None) -> Tensor:
+    """Mean over windows of (N, C, H, W).
+
+    ``count_include_pad``: whether zero padding counts in the divisor;
+    ``divisor_override``: divide every window sum by this number instead.
+    """
+    return _avg_pool(AvgPool2d, "avg_pool2d", input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override, 2)
+
+
+# --- adaptive pools ---------------------------------------------------------------------------
+
+def _adaptive_sizes(op, input, output_size, spatial) -> tuple:
+    if input.ndim not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{op}: expected a {spatial + 1}-D or {spatial + 2}-D input, got "
+                           f"shape {tuple(input.shape)}")
+    size = tuple(input.shape[-spatial:])
+    if isinstance(output_size, int) or output_size is None:
+        output_size = (output_size,) * spatial
+    output_size = tuple(s if o is None else o for o, s in zip(output_size, size))
+    if len(output_size) != spatial or any(o <= 0 for o in output_size):
+        raise RuntimeError(f"{op}: output_size must be {spatial} positive ints, got "
+                           f"{output_size}")
+    return size, output_size
+
+
+def _averaging_matrix(n: int, out: int, like: Tensor) -> Tensor:
+    """A[i, start_i:end_i] = 1 / window length, with PyTorch's adaptive windows
+    start_i = ⌊i·n/out⌋, end_i = ⌈(i+1)·n/out⌉."""
+    a = np.zeros((out, n))
+    for i in range(out):
+        start, end = (i * n) // out, -(-((i + 1) * n) // out)
+        a[i, start:end] = 1.0 / (end - start)
+    from .creation import tensor
+
+    return tensor(a, dtype=like.dtype, device=like.device)
+
+
+def _adaptive_avg(op, input, output_size, spatial) -> Tensor:
+    """Mean over adaptive windows: separable, so ``A_h · x · A_wᵀ`` (plain matmuls)."""
+    size, out = _adaptive_sizes(op, input, output_size, spatial)
+    if all(n % o == 0 for n, o in zip(size, out)):  # equal windows: a plain average pool
+        kernel = tuple(n // o for n, o in zip(size, out))
+        pool = avg_pool2d if spatial == 2 else avg_pool1d
+        return pool(input, kernel)
+    result = input @ _averaging_matrix(size[-1], out[-1], input).mT
+    if spatial == 2:
+        result = _averaging_matrix(size[0], out[0], input) @ result
+    return result
+
+
+def adaptive_avg_pool1d(input, output_size) -> Tensor:
+    """Mean over ``output_size`` windows of (nearly) equal length covering (N, C, L)."""
+    return _adaptive_avg("adaptive_avg_pool1d", input, output_size, 1)
+
+
+def adaptive_avg_pool2d(input, output_size) -> Tensor:
+    """Mean over an ``output_size`` grid of windows covering H x W (1 for a global mean)."""
+    return _adaptive_avg("adaptive_avg_pool2d", input, output_size, 2)
+
+
+def _adaptive_max(op, input, output_size, return_indices, spatial):
+    size, out = _adaptive_sizes(op, input, output_size, spatial)
+    if any(n % o for n, o in zip(size, out)):
+        raise NotImplementedError(
+            f"{op}: gradlab pools adaptively only when the input size {size} is a multiple "
+            f"of output_size {out}. Fix: use max_pool with kernel_size = stride = the ratio, "
+            f"after padding or cropping the input to a multiple of {out}")
+    kernel = tuple(n // o for n, o in zip(size, out))
+    pool = max_pool2d if spatial == 2 else max_pool1d
+    return pool(input, kernel, return_indices=return_indices)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max over ``output_size`` equal windows of (N, C, L) (L a multiple of output_size)."""
+    return _adaptive_max("adaptive_max_pool1d", input, output_size, return_indices, 1)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max over an ``output_size`` grid of equal windows (sizes multiples of output_size)."""
+    return _adaptive_max("adaptive_max_pool2d", input, output_size, return_indices, 2)
+
