@@ -10,8 +10,8 @@ from ..ops import (
     activation,
     convolution,
     dense,
-    dropout,
-    embedding,
+    dropout_family,
+    lookup,
     losses,
     normalization,
     pooling,
@@ -20,7 +20,8 @@ from ..ops.padding import pad
 from ..ops.softmax_family import log_softmax, softmax
 from ..ops.unary import relu, sigmoid, tanh
 
-FAMILIES = (activation, dense, convolution, pooling, normalization, dropout, embedding, losses)
+FAMILIES = (activation, dense, convolution, pooling, normalization, dropout_family, lookup,
+            losses)
 """The op families whose ``FUNCTIONAL`` names are re-exported here."""
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "pad"]

@@ -3,54 +3,57 @@
 Read any of them to see how an op works: its ``Function`` has a ``forward``
 on raw arrays and, right below, a ``backward`` written with tensor ops.
 
-==================  =====================================================
-``arithmetic``      add, sub, mul, div, neg, pow, remainder ...
-``unary``           exp, log, sqrt, sin, tanh, sigmoid, relu, floor ...
-``selection``       clamp, maximum, minimum, where
-``comparison``      eq, lt, logical_and, isnan ... (bool results, no gradient)
-``reduction``       sum, mean, prod, max, argmax, any, cumsum ...
-``statistics``      var, std, var_mean, std_mean, norm
-``softmax_family``  softmax, log_softmax, logsumexp
-``linalg``          matmul, bmm, dot, einsum ...
-``shape``           reshape, transpose, expand, flip, roll, repeat ...
-``padding``         narrow, pad (each is the other's backward)
-``triangular``      tril, triu
-``joining``         cat, stack, split, chunk, unbind
-``indexing``        x[i], x[mask], x[i] = v, index_put, masked_fill, nonzero
-``gather_scatter``  gather, scatter, scatter_add, index_select, index_add ...
-``activation``      leaky_relu, elu, gelu, silu, softplus, erf ...
-``conversion``      to(dtype/device), clone, contiguous
-``dense``           linear (nn.Linear's x·Wᵀ + b as one op)
-``convolution``     conv1d, conv2d, conv_transpose2d (im2col + one matmul)
-``pooling``         max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool2d
-``normalization``   batch_norm, layer_norm, group_norm
-``dropout``         dropout (random zeroing while training)
-``embedding``       embedding (rows of a table picked by index)
-``losses``          mse_loss, cross_entropy, nll_loss, ... (nn.functional only)
-``inplace``         add_, mul_, zero_, copy_ ... (and how versions work)
-``creation``        tensor, zeros, randn, arange ... (no gradient)
-==================  =====================================================
+===========================  ====================================================================
+``arithmetic``               add, sub, mul, div, neg, pow, remainder ...
+``unary``                    exp, log, sqrt, sin, tanh, sigmoid, relu, floor ...
+``selection``                clamp, maximum, minimum, where
+``comparison``               eq, lt, logical_and, isnan ... (bool results, no gradient)
+``reduction``                sum, mean, prod, max, argmax, any, cumsum ...
+``statistics``               var, std, var_mean, std_mean, norm
+``softmax_family``           softmax, log_softmax, logsumexp
+``linalg``                   matmul, bmm, dot, einsum ...
+``shape``                    reshape, transpose, expand, flip, roll, repeat ...
+``padding``                  narrow, pad (each is the other's backward)
+``triangular``               tril, triu
+``joining``                  cat, stack, split, chunk, unbind
+``indexing``                 x[i], x[mask], x[i] = v, index_put, masked_fill, nonzero
+``gather_scatter``           gather, scatter, scatter_add, index_select, index_add ...
+``activation``               leaky_relu, elu, gelu, silu, softplus, erf ...
+``conversion``               to(dtype/device), clone, contiguous
+``dense``                    linear (nn.Linear's x·Wᵀ + b as one op)
+``convolution``              conv1d, conv2d, conv_transpose2d (im2col + one matmul)
+``pooling``                  max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool2d
+``normalization``            batch_norm, layer_norm, group_norm
+``dropout_family``           dropout, dropout2d, alpha_dropout (random zeroing while training)
+``lookup``                   embedding (rows of a table picked by index)
+``losses``                   mse_loss, bce, kl_div, margin losses ... (mostly nn.functional only)
+``classification_losses``    cross_entropy, nll_loss, multi_margin_loss (nn.functional only)
+``inplace``                  add_, mul_, zero_, copy_ ... (and how versions work)
+``creation``                 tensor, zeros, randn, arange ... (no gradient)
+===========================  ====================================================================
 
-(``softmax_family`` and ``gather_scatter`` are not named ``softmax`` and
-``scatter``: a module named like one of its functions would be hidden by
-that function here, since ``gradlab.ops.softmax`` is the function.)
+(``softmax_family``, ``gather_scatter``, ``dropout_family`` and ``lookup``
+are not named ``softmax``, ``scatter``, ``dropout`` and ``embedding``: a
+module named like one of its functions would be hidden by that function
+here, since ``gradlab.ops.softmax`` is the function.)
 """
 
 from . import (
     activation,
     arithmetic,
+    classification_losses,
     comparison,
     conversion,
     convolution,
     creation,
     dense,
-    dropout,
-    embedding,
+    dropout_family,
     gather_scatter,
     indexing,
     inplace,
     joining,
     linalg,
+    lookup,
     losses,
     normalization,
     padding,
@@ -65,18 +68,19 @@ from . import (
 )
 from .activation import *  # noqa: F403
 from .arithmetic import *  # noqa: F403
+from .classification_losses import *  # noqa: F403
 from .comparison import *  # noqa: F403
 from .conversion import *  # noqa: F403
 from .convolution import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .dense import *  # noqa: F403
-from .dropout import *  # noqa: F403
-from .embedding import *  # noqa: F403
+from .dropout_family import *  # noqa: F403
 from .gather_scatter import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .inplace import *  # noqa: F403
 from .joining import *  # noqa: F403
 from .linalg import *  # noqa: F403
+from .lookup import *  # noqa: F403
 from .losses import *  # noqa: F403
 from .methods import install_methods
 from .normalization import *  # noqa: F403
@@ -92,8 +96,8 @@ from .unary import *  # noqa: F403
 
 FAMILIES = (arithmetic, unary, selection, comparison, reduction, statistics, softmax_family,
             linalg, shape, padding, triangular, joining, indexing, gather_scatter, activation,
-            conversion, inplace, dense, convolution, pooling, normalization, dropout, embedding,
-            losses)
+            conversion, inplace, dense, convolution, pooling, normalization, dropout_family, lookup,
+            losses, classification_losses)
 """The op families whose functions are also Tensor methods (``creation`` makes tensors)."""
 
 install_methods(FAMILIES)

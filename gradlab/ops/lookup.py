@@ -1,9 +1,148 @@
-"""embedding: rows of a weight matrix picked by index (placeholder, being written)."""
+"""embedding: rows of a weight matrix picked by index.
+
+``embedding(input, weight)`` is ``weight[input]``: a table lookup, one row
+of ``weight`` (num_embeddings, embedding_dim) per index, so the output has
+shape ``input.shape + (embedding_dim,)``. It is how a word id becomes a
+vector that training can move.
+
+The derivative sends each output row's gradient back to the row it was
+read from; an index used k times collects k gradients, summed::
+
+    dweight[r] = Σ_{i : input[i] = r} grad[i]
+
+``padding_idx`` names a row that gets no gradient (a "padding" token stays
+fixed); ``scale_grad_by_freq`` divides row r's gradient by how often r
+occurs in the batch; ``max_norm`` rescales, in place and before the lookup,
+every looked-up row whose norm exceeds it.
+"""
 
 from __future__ import annotations
 
-# Exported as gradlab.<name> (only what PyTorch also has at torch.<name>).
+from .. import dtypes as _dt
+from ..autograd.function import Function
+from ..tensor import Tensor
+from ._util import add_at, xp_for
+
+# torch.embedding takes (weight, indices), F.embedding (input, weight): only the latter here
+# (and a function named like this module would also hide it as gradlab.ops.embedding).
 __all__: list[str] = []
 # Re-exported by gradlab.nn.functional.
-FUNCTIONAL: list[str] = []
+FUNCTIONAL = ["embedding"]
 TENSOR_METHODS: list = []
+
+
+def _row_factors(indices, num_weights, padding_idx, scale_grad_by_freq):
+    """How much of each looked-up row's gradient reaches the table: 0 for the padding row,
+    1/count with scale_grad_by_freq, else 1 (None: all 1)."""
+    if padding_idx is None and not scale_grad_by_freq:
+        return None
+    xp = xp_for(indices)
+    flat = indices.reshape(-1)
+    factor = xp.ones(flat.shape, dtype="float64")
+    if scale_grad_by_freq:
+        factor /= xp.bincount(flat, minlength=num_weights)[flat]
+    if padding_idx is not None:
+        factor[flat == padding_idx] = 0.0
+    return factor.reshape(indices.shape + (1,))
+
+
+class Embedding(Function):
+    """out[i] = weight[input[i]].   dweight[r] = Σ over the i with input[i] = r of grad[i]."""
+
+    raw = True
+    name = "embedding"
+
+    @staticmethod
+    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
+        ctx.indices, ctx.padding_idx, ctx.scale = indices, padding_idx, scale_grad_by_freq
+        return xp_for(weight).take(weight, indices, axis=0)
+
+    @staticmethod
+    def backward(ctx, grad):
+        num_weights = ctx.input_shapes[0][0]
+        return (EmbeddingBackward.apply(grad, ctx.indices, num_weights, ctx.padding_idx,
+                                        ctx.scale), None, None, None)
+
+
+class EmbeddingBackward(Function):
+    """The table's gradient: each row of grad added to the row it was read from.
+
+    Linear in grad, so its own derivative reads the rows back: d/dgrad[i] =
+    gg[input[i]] times the same factor (0 at padding, 1/count if scaled).
+    """
+
+    raw = True
+    name = "embedding_dense_backward"
+
+    @staticmethod
+    def forward(ctx, grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+        xp = xp_for(grad)
+        dim = grad.shape[-1]
+        factor = _row_factors(indices, num_weights, padding_idx, scale_grad_by_freq)
+        if factor is not None:
+            factor = factor.astype(grad.dtype)
+            grad = grad * factor
+        out = xp.zeros((num_weights, dim), dtype=grad.dtype)
+        add_at(out, indices.reshape(-1), grad.reshape(-1, dim))
+        ctx.indices = indices
+        ctx.save_for_backward(factor)
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        (factor,) = ctx.saved_tensors
+        rows = Embedding.apply(gg, ctx.indices, None, False)
+        return rows if factor is None else rows * factor, None, None, None, None
+
+
+def _renorm_(weight: Tensor, indices, max_norm: float, norm_type: float) -> None:
+    """Rescale, in place, each looked-up row whose ``norm_type``-norm exceeds ``max_norm``
+    to norm ``max_norm`` (PyTorch's embedding_renorm_; no gradient flows through this)."""
+    xp = xp_for(weight._data)
+    rows = xp.unique(indices.reshape(-1))
+    w = weight._data
+    picked = w[rows]
+    if norm_type == float("inf"):
+        norms = xp.abs(picked).max(axis=1)
+    else:
+        norms = (xp.abs(picked) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
+    over = norms > max_norm
+    if bool(over.any()):
+        scale = (max_norm / (norms[over] + 1e-7)).astype(w.dtype)
+        w[rows[over]] = picked[over] * scale[:, None]
+        weight._storage.version += 1
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of ``weight`` picked by the integer tensor ``input``: shape input.shape + (dim,).
+
+    ``sparse=True`` is accepted; the gradient is a dense tensor all the same.
+    """
+    if not isinstance(input, Tensor) or input.dtype not in (_dt.int64, _dt.int32):
+        what = input.dtype if isinstance(input, Tensor) else type(input).__name__
+        raise TypeError(f"embedding: indices must be an int64 (or int32) tensor, got {what}. "
+                        f"Fix: gradlab.tensor(ids) or ids.long()")
+    if not isinstance(weight, Tensor) or weight.ndim != 2:
+        shape = tuple(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
+        raise RuntimeError(f"embedding: weight must be a 2D table (num_embeddings, "
+                           f"embedding_dim), got {shape}")
+    num = weight.shape[0]
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise ValueError(f"embedding: padding_idx={padding_idx} must be within "
+                             f"num_embeddings={num} (in [{-num}, {num - 1}])")
+        padding_idx = padding_idx % num
+    indices = input.to(weight.device)._data
+    if indices.size:
+        low, high = int(indices.min()), int(indices.max())
+        if low < 0 or high >= num:
+            bad = low if low < 0 else high
+            raise IndexError(f"embedding: index {bad} is out of range for a table of {num} "
+                             f"rows (weight shape {tuple(weight.shape)}); indices must be in "
+                             f"[0, {num - 1}]. Fix: make num_embeddings larger than the "
+                             f"largest id")
+    if max_norm is not None:
+        _renorm_(weight, indices, float(max_norm), float(norm_type))
+    return Embedding.apply(weight, indices, padding_idx, bool(scale_grad_by_freq))
