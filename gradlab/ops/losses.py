@@ -1,9 +1,378 @@
-"""Loss functions in functional form (placeholder, being written)."""
+"""Loss functions: one number that says how wrong a model is, for backward to minimise.
+
+Each loss computes a value per element (or per sample), then reduces:
+``reduction='none'`` keeps them, ``'mean'`` averages, ``'sum'`` adds up
+(the deprecated ``size_average``/``reduce`` arguments still work, with a
+warning, as in PyTorch). Names, arguments and defaults are PyTorch's.
+
+* regression: ``mse_loss`` (x-y)², ``l1_loss`` |x-y|, ``smooth_l1_loss`` and
+  ``huber_loss`` (quadratic near 0, linear beyond, so outliers pull less);
+* probabilities: ``binary_cross_entropy`` (and ``_with_logits``), ``kl_div``;
+* margins and embeddings: ``margin_ranking_loss``, ``hinge_embedding_loss``,
+  ``cosine_embedding_loss``;
+* classes (in :mod:`gradlab.ops.classification_losses`): ``cross_entropy``,
+  ``nll_loss``, ``multi_margin_loss``.
+
+Most are short compositions of tensor ops, so their gradients come for free.
+Where a composition would be unstable or wrong at a kink (log 0, exp of a
+large logit), the loss is one ``Function`` with its derivative below it.
+"""
 
 from __future__ import annotations
 
-# Exported as gradlab.<name> (only what PyTorch also has at torch.<name>).
-__all__: list[str] = []
-# Re-exported by gradlab.nn.functional.
-FUNCTIONAL: list[str] = []
+import warnings
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..tensor import Tensor
+from ._util import xp_for
+from .classification_losses import FUNCTIONAL as _CLASSIFICATION
+from .classification_losses import (  # noqa: F401 - listed in FUNCTIONAL (F.cross_entropy ...)
+    apply_reduction,
+    cross_entropy,
+    multi_margin_loss,
+    nll_loss,
+    reduction_mode,
+)
+from .reduction import quietly
+from .selection import where
+
+__all__ = ["binary_cross_entropy_with_logits", "kl_div", "hinge_embedding_loss",
+           "margin_ranking_loss", "cosine_embedding_loss"]  # PyTorch has these at torch.<name>
+FUNCTIONAL = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+              "binary_cross_entropy_with_logits", "kl_div", "margin_ranking_loss",
+              "hinge_embedding_loss", "cosine_embedding_loss", *_CLASSIFICATION]
 TENSOR_METHODS: list = []
+
+
+def _shape(t) -> tuple:
+    return tuple(t.shape)
+
+
+# --- regression: a distance per element --------------------------------------------------------
+
+def _check_pair(op: str, input, target) -> None:
+    """Different shapes broadcast, as in PyTorch, but usually by mistake: warn, or explain."""
+    a, b = _shape(input), _shape(target)
+    if a == b:
+        return
+    try:
+        np.broadcast_shapes(a, b)
+    except ValueError:
+        raise RuntimeError(f"{op}: input {a} and target {b} can't be broadcast together; they "
+                           f"should have the same shape. Fix: reshape the target to {a}") from None
+    warnings.warn(f"{op}: using a target size {b} that is different to the input size {a}; "
+                  "they broadcast, which is likely not what you want. Give them the same shape.",
+                  UserWarning, stacklevel=3)
+
+
+def _with_weight(op: str, loss, weight, input, reduction, mean_by_weight: bool = True):
+    """mse/l1/huber's optional per-element weight; mse and l1 average by Σ weight (PyTorch)."""
+    if weight is None:
+        return apply_reduction(loss, reduction)
+    if _shape(weight) != _shape(input):
+        raise ValueError(f"{op}: weight must have the input's shape {_shape(input)}, got "
+                         f"{_shape(weight)}")
+    loss = loss * weight
+    if reduction == "mean" and mean_by_weight:
+        return loss.sum() / weight.sum()
+    return apply_reduction(loss, reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
+             weight=None) -> Tensor:
+    """(x - y)², the squared error.   d/dx = 2 (x - y)."""
+    reduction = reduction_mode("mse_loss", reduction, size_average, reduce)
+    _check_pair("mse_loss", input, target)
+    diff = input - target
+    return _with_weight("mse_loss", diff * diff, weight, input, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
+            weight=None) -> Tensor:
+    """|x - y|, the absolute error.   d/dx = sign(x - y)."""
+    reduction = reduction_mode("l1_loss", reduction, size_average, reduce)
+    _check_pair("l1_loss", input, target)
+    return _with_weight("l1_loss", (input - target).abs(), weight, input, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    """0.5 d²/β where |d| < β, else |d| - 0.5 β (d = x - y): L2 near 0, L1 beyond.
+
+    d/dx = d/β inside, sign(d) outside: the two pieces meet with the same slope.
+    """
+    reduction = reduction_mode("smooth_l1_loss", reduction, size_average, reduce)
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be >= 0 (the width of the quadratic "
+                         f"zone), got {beta}")
+    _check_pair("smooth_l1_loss", input, target)
+    diff = input - target
+    size = diff.abs()
+    if beta == 0:  # no quadratic zone: plain L1
+        return apply_reduction(size, reduction)
+    return apply_reduction(where(size < beta, 0.5 * diff * diff / beta, size - 0.5 * beta),
+                           reduction)
+
+
+def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0,
+               weight=None) -> Tensor:
+    """0.5 d² where |d| < δ, else δ (|d| - 0.5 δ): smooth_l1 scaled by δ.
+
+    d/dx = d inside, δ sign(d) outside.
+    """
+    reduction = reduction_mode("huber_loss", reduction)
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be > 0 (where the loss turns linear), got "
+                         f"{delta}")
+    _check_pair("huber_loss", input, target)
+    diff = input - target
+    size = diff.abs()
+    loss = where(size < delta, 0.5 * diff * diff, delta * (size - 0.5 * delta))
+    return _with_weight("huber_loss", loss, weight, input, reduction, mean_by_weight=False)
+
+
+# --- binary cross entropy: one probability per element ----------------------------------------
+
+def _same_shape(op: str, input, target) -> None:
+    if _shape(target) != _shape(input):
+        raise ValueError(f"{op}: target shape {_shape(target)} must equal input shape "
+                         f"{_shape(input)} (one target per prediction). Fix: reshape the target, "
+                         f"e.g. target.view({_shape(input)})")
+
+
+def _weight_for(op: str, weight, input):
+    """A weight that broadcasts to the input's shape, as a raw array of its dtype (or None)."""
+    if weight is None:
+        return None
+    shape = _shape(input)
+    try:
+        ok = np.broadcast_shapes(_shape(weight), shape) == shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"{op}: weight of shape {_shape(weight)} must broadcast to the input's "
+                         f"shape {shape}")
+    return weight._data.astype(input._data.dtype, copy=False)
+
+
+class BinaryCrossEntropy(Function):
+    """l = -w (y log x + (1-y) log(1-x)), each log clamped at -100 so that x = 0 or 1 stays finite.
+
+    d/dx = w (x - y) / max(x (1-x), 1e-12);  d/dy = w (log(1-x) - log x).
+    """
+
+    raw = True
+    name = "binary_cross_entropy"
+
+    @staticmethod
+    def forward(ctx, x, y, w):
+        xp = xp_for(x)
+        log_x = quietly(lambda: xp.maximum(xp.log(x), -100))  # log 0 = -inf, clamped
+        log_1mx = quietly(lambda: xp.maximum(xp.log1p(-x), -100))
+        loss = -(y * log_x + (1 - y) * log_1mx)
+        ctx.save_for_backward(x, y, w)
+        return loss if w is None else loss * w
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y, w = ctx.saved_tensors
+        if w is not None:
+            grad = grad * w
+        grad_x = grad_y = None
+        if ctx.needs_input_grad[0]:
+            grad_x = grad * (x - y) / (x * (1 - x)).clamp(min=1e-12)
+        if ctx.needs_input_grad[1]:
+            grad_y = grad * ((-x).log1p().clamp(min=-100) - x.log().clamp(min=-100))
+        return grad_x, grad_y, None
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction: str = "mean") -> Tensor:
+    """-w (y log x + (1-y) log(1-x)) for probabilities ``input`` in [0, 1]."""
+    reduction = reduction_mode("binary_cross_entropy", reduction, size_average, reduce)
+    _same_shape("binary_cross_entropy", input, target)
+    x = input._data
+    if x.size and (float(x.min()) < 0 or float(x.max()) > 1):
+        raise ValueError(
+            "binary_cross_entropy: all elements of input should be between 0 and 1, got values "
+            f"in [{float(x.min()):.4g}, {float(x.max()):.4g}] (shape {_shape(input)}). If these "
+            "are logits, use binary_cross_entropy_with_logits (or sigmoid them first)")
+    w = _weight_for("binary_cross_entropy", weight, input)
+    loss = BinaryCrossEntropy.apply(input, target.to(input.dtype), w)
+    return apply_reduction(loss, reduction)
+
+
+class BinaryCrossEntropyWithLogits(Function):
+    """l = w ((1-y) x + (1 + (pw-1) y) softplus(-x)), softplus(-x) = max(-x, 0) + log1p(e^-|x|).
+
+    Written this way nothing overflows for any x (without pos_weight it is
+    max(x, 0) - x y + log1p(e^-|x|)).
+    d/dx = w ((1 + (pw-1) y) sigmoid(x) - pw y);  d/dy = w ((pw-1) softplus(-x) - x).
+    """
+
+    raw = True
+    name = "binary_cross_entropy_with_logits"
+
+    @staticmethod
+    def forward(ctx, x, y, w, pw):
+        xp = xp_for(x)
+        softplus_neg = xp.maximum(-x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
+        log_weight = 1 if pw is None else 1 + (pw - 1) * y
+        loss = (1 - y) * x + log_weight * softplus_neg
+        ctx.save_for_backward(x, y, w, pw)
+        return loss if w is None else loss * w
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y, w, pw = ctx.saved_tensors
+        if w is not None:
+            grad = grad * w
+        grad_x = grad_y = None
+        if ctx.needs_input_grad[0]:
+            if pw is None:
+                grad_x = grad * (x.sigmoid() - y)
+            else:
+                grad_x = grad * ((1 + (pw - 1) * y) * x.sigmoid() - pw * y)
+        if ctx.needs_input_grad[1]:
+            if pw is None:
+                grad_y = -grad * x
+            else:
+                softplus_neg = (-x).relu() + (-x.abs()).exp().log1p()
+                grad_y = grad * ((pw - 1) * softplus_neg - x)
+        return grad_x, grad_y, None, None
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction: str = "mean",
+                                     pos_weight=None) -> Tensor:
+    """Binary cross entropy of sigmoid(``input``), computed from the logits without overflow.
+
+    ``pos_weight`` (broadcast over the last dim: one per class) scales the positive term.
+    """
+    op = "binary_cross_entropy_with_logits"
+    reduction = reduction_mode(op, reduction, size_average, reduce)
+    _same_shape(op, input, target)
+    w = _weight_for(op, weight, input)
+    pw = None
+    if pos_weight is not None:
+        try:
+            pw = _weight_for(op, pos_weight, input)
+        except ValueError:
+            raise ValueError(
+                f"{op}: pos_weight of shape {_shape(pos_weight)} must broadcast to the input's "
+                f"shape {_shape(input)}; it holds one weight per class (the last dim)") from None
+    loss = BinaryCrossEntropyWithLogits.apply(input, target.to(input.dtype), w, pw)
+    return apply_reduction(loss, reduction)
+
+
+
+
+# --- KL divergence: how far a distribution is from a target distribution ----------------------
+
+class KlDiv(Function):
+    """l = t (log t - x) for log-probabilities x (0 where t = 0); with log_target, e^t (t - x).
+
+    d/dx = -t (or -e^t);  d/dt = log t + 1 - x (or e^t (t - x + 1)).
+    """
+
+    raw = True
+    name = "kl_div"
+
+    @staticmethod
+    def forward(ctx, x, t, log_target):
+        xp = xp_for(x)
+        ctx.log_target = log_target
+        ctx.save_for_backward(x, t)
+        if log_target:
+            return xp.exp(t) * (t - x)
+        t_log_t = quietly(lambda: xp.where(t == 0, 0, t * xp.log(t)))  # x log x -> 0 at 0
+        return (t_log_t - t * x).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, t = ctx.saved_tensors
+        grad_x = grad_t = None
+        p = t.exp() if ctx.log_target else t
+        if ctx.needs_input_grad[0]:
+            grad_x = -grad * p
+        if ctx.needs_input_grad[1]:
+            grad_t = grad * (p * (t - x + 1) if ctx.log_target else t.log() + 1 - x)
+        return grad_x, grad_t, None
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:
+    """KL(target || exp(input)) per element; ``input`` holds log-probabilities.
+
+    Use reduction='batchmean' for the true KL divergence (the sum over a
+    sample, averaged over the batch); 'mean' also divides by the number of
+    classes, and warns, as PyTorch does.
+    """
+    reduction = reduction_mode("kl_div", reduction, size_average, reduce, extra=("batchmean",))
+    if reduction == "mean" and size_average is None and reduce is None:
+        warnings.warn("kl_div: reduction='mean' divides the total loss by both the batch size "
+                      "and the support size; 'batchmean' divides only by the batch size, which "
+                      "is the KL divergence's definition.", UserWarning, stacklevel=2)
+    _check_pair("kl_div", input, target)
+    input, target = _broadcast(input, target)
+    loss = KlDiv.apply(input, target.to(input.dtype), bool(log_target))
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    return apply_reduction(loss, reduction)
+
+
+def _broadcast(a: Tensor, b: Tensor):
+    shape = np.broadcast_shapes(_shape(a), _shape(b))
+    return (a if _shape(a) == shape else a.expand(shape),
+            b if _shape(b) == shape else b.expand(shape))
+
+
+# --- margins: a loss only when a score is on the wrong side (or too close) ---------------------
+
+def _same_ndim(op: str, *tensors) -> None:
+    if len({t.ndim for t in tensors}) > 1:
+        shapes = ", ".join(str(_shape(t)) for t in tensors)
+        raise RuntimeError(f"{op}: input1, input2 and target must have the same number of dims, "
+                           f"got shapes {shapes}")
+
+
+def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=None,
+                        reduce=None, reduction: str = "mean") -> Tensor:
+    """max(0, -y (x1 - x2) + margin): y = 1 wants x1 ranked above x2 by the margin, y = -1 below."""
+    reduction = reduction_mode("margin_ranking_loss", reduction, size_average, reduce)
+    _same_ndim("margin_ranking_loss", input1, input2, target)
+    return apply_reduction((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,
+                         reduction: str = "mean") -> Tensor:
+    """x where y = 1, max(0, margin - x) where y = -1 (x is usually a distance)."""
+    reduction = reduction_mode("hinge_embedding_loss", reduction, size_average, reduce)
+    _check_pair("hinge_embedding_loss", input, target)
+    far_enough = (margin - input).clamp(min=0)
+    loss = where(target != 1, far_enough, 0.0) + where(target != -1, input, 0.0)
+    return apply_reduction(loss, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_average=None,
+                          reduce=None, reduction: str = "mean") -> Tensor:
+    """1 - cos(x1, x2) where y = 1; max(0, cos(x1, x2) - margin) where y = -1.
+
+    Rows of (N, D) inputs with (N,) targets, or one (D,) pair with a 0-d target.
+    """
+    op = "cosine_embedding_loss"
+    reduction = reduction_mode(op, reduction, size_average, reduce)
+    if input1.ndim not in (1, 2) or _shape(input1) != _shape(input2) or \
+            target.ndim != input1.ndim - 1 or _shape(target) != _shape(input1)[:-1]:
+        raise RuntimeError(f"{op}: expected inputs of one shape, (N, D) with an (N,) target or "
+                           f"(D,) with a 0-d target; got {_shape(input1)}, {_shape(input2)} and "
+                           f"target {_shape(target)}")
+    dim = input1.ndim - 1
+    dot = (input1 * input2).sum(dim)
+    norms = (((input1 * input1).sum(dim) + 1e-12) * ((input2 * input2).sum(dim) + 1e-12)).sqrt()
+    cos = dot / norms
+    loss = where(target == 1, 1 - cos, 0.0) + where(target == -1, (cos - margin).clamp(min=0),
+                                                   0.0)
+    return apply_reduction(loss, reduction)

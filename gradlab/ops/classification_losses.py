@@ -1,0 +1,442 @@
+"""Classification losses over C classes: cross_entropy, nll_loss, multi_margin_loss.
+
+A classifier outputs one score (logit) per class; these losses say how far
+the scores are from the right answer. ``cross_entropy`` is the one almost
+every classifier trains with, so it is one node with its own derivative::
+
+    loss_i = -log softmax(x_i)[y_i] = logsumexp(x_i) - x_i[y_i]
+    d loss_i / d x_i = softmax(x_i) - one_hot(y_i)
+
+The gradient is "what the model believed minus what was true", and the
+one-hot is never built: the backward subtracts the weight at each target.
+
+The reduction rules shared by every loss (``reduction='none' | 'mean' |
+'sum'`` and the deprecated ``size_average``/``reduce``) live here too;
+:mod:`gradlab.ops.losses` imports them, and re-exports these losses.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from .. import dtypes as _dt
+from ..autograd.function import Function
+from ..tensor import Tensor
+from ._util import xp_for
+from .creation import arange, as_tensor, zeros, zeros_like
+from .gather_scatter import Scatter
+from .reduction import quietly
+from .softmax_family import log_softmax, softmax
+
+__all__: list[str] = []  # none of these is at torch.<name>
+FUNCTIONAL = ["cross_entropy", "nll_loss", "multi_margin_loss"]
+TENSOR_METHODS: list = []
+
+
+# --- reduction: shared by every loss ------------------------------------------------------------
+
+_REDUCTIONS = ("none", "mean", "sum")
+_ENUM = {0: "none", 1: "mean", 2: "sum"}  # torch.kl_div(..., reduction=1) and friends
+
+
+def reduction_mode(op: str, reduction, size_average=None, reduce=None,
+                   extra: tuple = ()) -> str:
+    """The reduction as a string, from ``reduction`` or the deprecated pair (as PyTorch)."""
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = "none" if not reduce else "mean" if size_average else "sum"
+        warnings.warn(f"{op}: size_average and reduce are deprecated; use "
+                      f"reduction='{reduction}' instead.", UserWarning, stacklevel=3)
+        return reduction
+    if isinstance(reduction, int) and not isinstance(reduction, bool):
+        reduction = _ENUM.get(reduction, reduction)
+    if reduction not in _REDUCTIONS + extra:
+        valid = ", ".join(repr(r) for r in _REDUCTIONS + extra)
+        raise ValueError(f"{op}: {reduction!r} is not a valid reduction; use one of {valid}: "
+                         "'none' keeps one loss per element, 'mean' averages them, 'sum' adds "
+                         "them up")
+    return reduction
+
+
+def apply_reduction(loss: Tensor, reduction: str) -> Tensor:
+    """'mean' or 'sum' of the per-element losses, or the losses themselves for 'none'."""
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def _shape(t) -> tuple:
+    return tuple(t.shape)
+
+
+# --- class-index targets: checks and the index of each target in the scores ------------------
+
+def _check_class_target(op: str, input: Tensor, target, weight, ignore_index):
+    """Validate (N, C, d1, ...) scores against (N, d1, ...) class indices.
+
+    Returns the raw target, the raw weight (or None) and whether any target may
+    equal ``ignore_index`` (it cannot if it lies outside the targets' range).
+    """
+    if not isinstance(target, Tensor) or target.dtype is not _dt.int64:
+        what = target.dtype if isinstance(target, Tensor) else type(target).__name__
+        raise TypeError(
+            f"{op}: target must hold class indices as int64, got {what} with shape "
+            f"{_shape(target) if isinstance(target, Tensor) else '?'} (input "
+            f"{_shape(input)}). Fix: target.long()")
+    want = input.shape[:1] + input.shape[2:]
+    if _shape(target) != tuple(want):
+        raise ValueError(
+            f"{op}: target shape {_shape(target)} doesn't match input {_shape(input)}: class "
+            f"indices need the input's shape without the class dim 1, i.e. {tuple(want)}")
+    classes = input.shape[1]
+    t = target._data
+    maybe_ignored = False
+    if t.size:
+        low, high = int(t.min()), int(t.max())
+        maybe_ignored = ignore_index is not None and low <= ignore_index <= high
+        if low < 0 or high >= classes:
+            bad = t[(t < 0) | (t >= classes)]
+            if ignore_index is not None:
+                bad = bad[bad != ignore_index]
+            if bad.size:
+                skip = "" if ignore_index is None else \
+                    f", or equal ignore_index={ignore_index} to be skipped"
+                raise IndexError(
+                    f"{op}: target has class {int(bad.reshape(-1)[0])} but input has {classes} "
+                    f"classes (input {_shape(input)}, target {_shape(target)}); classes must be "
+                    f"in [0, {classes - 1}]{skip}")
+    w = None
+    if weight is not None:
+        if _shape(weight) != (classes,):
+            raise ValueError(f"{op}: weight must have one entry per class, shape ({classes},), "
+                             f"got {_shape(weight)} (input {_shape(input)})")
+        w = weight._data.astype(input._data.dtype, copy=False)
+    return t, w, maybe_ignored
+
+
+class _ClassTargets:
+    """What cross_entropy and nll_loss know about their targets, as raw arrays.
+
+    ``key`` indexes the target class at every position (``scores[key]`` has
+    the target's shape); ``keep`` is False where ``target == ignore_index``
+    (None: nothing ignored); ``w_t`` is each target's weight, 0 where ignored
+    (None: all 1); ``total`` is their sum, the divisor of ``reduction='mean'``.
+    The common case, nothing ignored and no weight, does no extra work.
+    """
+
+    __slots__ = ("key", "index", "keep", "w_t", "weight", "total")
+
+    def __init__(self, xp, target, weight, ignore_index, maybe_ignored, dtype):
+        keep = target != ignore_index if maybe_ignored else None
+        if keep is not None and keep.all():
+            keep = None
+        self.keep = keep
+        self.index = index = target if keep is None else xp.where(keep, target, 0)
+        n = index.ndim  # scores are (N, C, d1, ...), index is (N, d1, ...)
+        key = [xp.arange(s).reshape((s,) + (1,) * (n - 1 - d)) for d, s in enumerate(index.shape)]
+        key.insert(1, index)
+        self.key = tuple(key)
+        if weight is None:
+            self.w_t = None if keep is None else keep.astype(dtype)
+        else:
+            self.w_t = weight[index] if keep is None else weight[index] * keep
+        self.weight = weight
+        self.total = index.size if self.w_t is None else self.w_t.sum()
+
+    def per_class(self, ndim: int):
+        """The class weights shaped to broadcast along dim 1 of an ``ndim``-dim array (or 1)."""
+        w = self.weight
+        return 1.0 if w is None else w.reshape((-1,) + (1,) * (ndim - 2))
+
+    def kept(self, ndim: int):
+        """``keep`` shaped (N, 1, d1, ...) as 0/1 (or the number 1 when nothing is ignored)."""
+        keep = self.keep
+        return 1.0 if keep is None else keep.reshape(keep.shape[:1] + (1,) + keep.shape[1:])
+
+
+def _reduce_weighted(loss, targets: _ClassTargets, reduction: str):
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if targets.total:
+        return loss.sum() / targets.total
+    return quietly(lambda: loss.sum() / targets.total)  # all ignored: 0/0 = nan, as PyTorch
+
+
+def _mean_divisor(targets: _ClassTargets) -> float:
+    total = float(targets.total)
+    return total if total != 0 else 1.0  # all ignored: every gradient is 0 anyway
+
+
+# --- cross_entropy with class indices: one node ------------------------------------------------
+
+class CrossEntropy(Function):
+    """Softmax, log and pick in one stable step; scores (N, C, d1, ...), classes in dim 1.
+
+    loss_i = w[y_i] (logsumexp(x_i) - x_i[y_i]); with label smoothing ε over C
+    classes, (1-ε) times that plus ε/C · Σ_c w_c (logsumexp(x_i) - x_ic).
+    logsumexp subtracts the row max m first, so exp never overflows.
+
+    d loss_i/d x_ic = w[y_i] (p_ic - [c = y_i]), p = softmax(x_i)
+    (+ ε/C (W p_ic - w_c) with smoothing, W = Σ_c w_c).
+    """
+
+    raw = True
+    name = "cross_entropy"
+
+    @staticmethod
+    def forward(ctx, a, targets, reduction, smoothing):
+        xp = xp_for(a)
+        shifted = a - a.max(axis=1, keepdims=True)
+        e = xp.exp(shifted)
+        sum_e = e.sum(axis=1, keepdims=True)
+        log_sum_e = xp.log(sum_e)[:, 0]
+        # -log p[y] = log Σ exp - shifted[y]: only the picked entries of log-softmax are needed
+        loss = log_sum_e - shifted[targets.key]
+        if targets.w_t is not None:
+            loss *= targets.w_t
+        if smoothing:
+            w = targets.weight
+            w_sum = a.shape[1] if w is None else w.sum()
+            by_class = shifted.sum(axis=1) if w is None else \
+                xp.tensordot(w, shifted, axes=([0], [1]))
+            smooth = w_sum * log_sum_e - by_class  # -Σ_c w_c log p_c
+            if targets.keep is not None:
+                smooth *= targets.keep
+            loss = (1 - smoothing) * loss + (smoothing / a.shape[1]) * smooth
+        ctx.save_for_backward(a, e, sum_e)  # softmax = e / sum_e, finished in backward
+        ctx.targets, ctx.reduction, ctx.smoothing = targets, reduction, smoothing
+        return _reduce_weighted(loss.astype(a.dtype, copy=False), targets, reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, e, sum_e = ctx.saved_tensors
+        return CrossEntropyBackward.apply(grad, a, e, sum_e, ctx.targets, ctx.reduction,
+                                          ctx.smoothing), None, None, None
+
+
+class CrossEntropyBackward(Function):
+    """The gradient of cross_entropy, an op of its own so that it can be differentiated too.
+
+    dx_ic = s_i (k_i p_ic - D_ic): s_i is grad scaled by the reduction (1/total
+    for 'mean'), k_i = (1-ε) w[y_i] + ε/C · W (0 if ignored), and D is
+    constant: (1-ε) w[y_i] at c = y_i, plus ε/C · w_c with smoothing. Only
+    p = softmax(x) depends on x; the one-hot is never built.
+    """
+
+    raw = True
+    name = "cross_entropy_backward"
+
+    @staticmethod
+    def forward(ctx, grad, a, e, sum_e, targets, reduction, smoothing):
+        ctx.save_for_backward(grad, a)
+        ctx.targets, ctx.reduction, ctx.smoothing = targets, reduction, smoothing
+        if reduction == "none":
+            scale = grad.reshape(grad.shape[:1] + (1,) + grad.shape[1:])
+        else:
+            scale = grad / _mean_divisor(targets) if reduction == "mean" else grad
+        pick = 1 - smoothing if targets.w_t is None else (1 - smoothing) * targets.w_t
+        k = pick if targets.w_t is None else pick.reshape(scale.shape if reduction == "none"
+                                                          else sum_e.shape)
+        if smoothing:
+            w_sum = a.shape[1] if targets.weight is None else targets.weight.sum()
+            k = k + (smoothing / a.shape[1] * w_sum) * targets.kept(a.ndim)
+        dx = e * (k * scale / sum_e)
+        dx[targets.key] -= pick * (grad if reduction == "none" else scale)
+        if smoothing:
+            dx -= (smoothing / a.shape[1]) * targets.kept(a.ndim) * targets.per_class(a.ndim) \
+                * scale
+        return dx.astype(a.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, a = ctx.saved_tensors
+        targets, reduction, smoothing = ctx.targets, ctx.reduction, ctx.smoothing
+        classes, nd = a.shape[1], a.ndim
+
+        def const(value):  # a raw array or number as a constant tensor beside a
+            return as_tensor(value, dtype=a.dtype, device=a.device)
+
+        p = softmax(a, 1)
+        pick = const(1.0 if targets.w_t is None else targets.w_t).mul(1 - smoothing)
+        k = pick if targets.w_t is None else pick.unsqueeze(1)
+        if smoothing:
+            w_sum = classes if targets.weight is None else float(targets.weight.sum())
+            k = k + const(targets.kept(nd)) * (smoothing / classes * w_sum)
+        grad_grad = grad_a = None
+        if ctx.needs_input_grad[0]:  # dx is linear in grad: dx = s(grad) · (k p - D)
+            index = as_tensor(targets.index, device=a.device).unsqueeze(1)
+            d = zeros_like(a).scatter(1, index, pick.expand(index.shape) if targets.w_t is None
+                                      else pick.unsqueeze(1))
+            if smoothing:
+                d = d + const(targets.kept(nd)) * const(targets.per_class(nd)) * \
+                    (smoothing / classes)
+            per_target = (gg * (k * p - d)).sum(1)
+            grad_grad = per_target if reduction == "none" else per_target.sum()
+            if reduction == "mean":
+                grad_grad = grad_grad / _mean_divisor(targets)
+        if ctx.needs_input_grad[1]:  # only p depends on x: softmax's backward of gg · s · k
+            if reduction == "none":
+                scale = grad.unsqueeze(1)
+            else:
+                scale = grad / _mean_divisor(targets) if reduction == "mean" else grad
+            u = gg * k * scale
+            grad_a = p * (u - (u * p).sum(1, keepdim=True))
+        return grad_grad, grad_a, None, None, None, None, None
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100,
+                  reduce=None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """Cross entropy of logits ``input`` (C), (N, C) or (N, C, d1, ...) against ``target``:
+    class indices (N,) / (N, d1, ...), or class probabilities with the input's shape.
+
+    'mean' divides by the summed weight of the targets that are not ignored.
+    """
+    reduction = reduction_mode("cross_entropy", reduction, size_average, reduce)
+    input = _logits("cross_entropy", input)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
+                         f"{label_smoothing}")
+    if isinstance(target, Tensor) and target.dtype.is_floating_point:
+        return _cross_entropy_probabilities(input, target, weight, ignore_index, reduction,
+                                            label_smoothing)
+    batched = input.ndim > 1
+    if not batched:  # one sample: (C,) scores and a 0-d class
+        input = input.unsqueeze(0)
+        if isinstance(target, Tensor):
+            target = target.reshape(1) if target.ndim == 0 else target.unsqueeze(0)
+    t, w, maybe = _check_class_target("cross_entropy", input, target, weight, ignore_index)
+    targets = _ClassTargets(xp_for(t), t, w, ignore_index, maybe, input._data.dtype)
+    out = CrossEntropy.apply(input, targets, reduction, float(label_smoothing))
+    return out if batched or reduction != "none" else out.reshape(())
+
+
+def _logits(op: str, input) -> Tensor:
+    if not isinstance(input, Tensor) or not input.dtype.is_floating_point:
+        what = input.dtype if isinstance(input, Tensor) else type(input).__name__
+        raise TypeError(f"{op}: expected floating point scores, got {what}. Fix: .float()")
+    if input.ndim == 0:
+        raise ValueError(f"{op}: input needs a class dim: (C,), (N, C) or (N, C, d1, ...); got "
+                         f"a 0-d tensor. Fix: one score per class, e.g. input.reshape(1, -1)")
+    return input
+
+
+def _cross_entropy_probabilities(input, target, weight, ignore_index, reduction, smoothing):
+    """Soft targets: loss = -Σ_c w_c t_c log softmax(x)_c; 'mean' averages over the samples."""
+    if _shape(target) != _shape(input):
+        raise ValueError(
+            f"cross_entropy: a float target is read as class probabilities and needs the "
+            f"input's shape {_shape(input)}, got {_shape(target)}. For class indices pass "
+            f"an int64 target, e.g. target.long()")
+    if ignore_index != -100:
+        raise ValueError("cross_entropy: ignore_index is not supported for class-probability "
+                         "(float) targets: give the ignored samples zero probabilities instead")
+    classes = input.shape[0] if input.ndim == 1 else input.shape[1]
+    dim = 0 if input.ndim == 1 else 1
+    target = target.to(input.dtype)
+    if smoothing:
+        target = target * (1 - smoothing) + smoothing / classes
+    logp = log_softmax(input, dim)
+    if weight is not None:
+        if _shape(weight) != (classes,):
+            raise ValueError(f"cross_entropy: weight must have one entry per class, shape "
+                             f"({classes},), got {_shape(weight)} (input {_shape(input)})")
+        logp = logp * weight.to(input.dtype).reshape((classes,) + (1,) * (input.ndim - 1 - dim))
+    terms = logp * target
+    if reduction == "none":
+        return -terms.sum(dim)
+    if reduction == "sum":
+        return -terms.sum()
+    return -terms.sum(dim).mean()  # over the samples: numel / C of them
+
+
+# --- nll_loss: the pick alone, for scores that already are log-probabilities -------------------
+
+class NllLoss(Function):
+    """loss_i = -w[y_i] · x_i[y_i].   d/dx_ic = -w[y_i] where c = y_i, else 0."""
+
+    raw = True
+    name = "nll_loss"
+
+    @staticmethod
+    def forward(ctx, a, targets, reduction):
+        ctx.targets, ctx.reduction = targets, reduction
+        loss = -a[targets.key]
+        if targets.w_t is not None:
+            loss *= targets.w_t
+        return _reduce_weighted(loss, targets, reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        targets, reduction = ctx.targets, ctx.reduction
+        index = targets.index.reshape(targets.index.shape[:1] + (1,) + targets.index.shape[1:])
+        if reduction == "none":
+            src = -grad.unsqueeze(1)
+        else:
+            src = -(grad / _mean_divisor(targets) if reduction == "mean" else grad)
+        if targets.w_t is not None:
+            src = src * as_tensor(targets.w_t.reshape(index.shape), device=grad.device)
+        empty = zeros(ctx.input_shapes[0], dtype=grad.dtype, device=grad.device)
+        return Scatter.apply(empty, 1, index, src.expand(index.shape)), None, None
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
+             reduce=None, reduction: str = "mean") -> Tensor:
+    """Negative log likelihood of log-probabilities ``input`` (C), (N, C) or (N, C, d1, ...)
+    at the class indices ``target``: ``-input[i, target[i]]``, weighted by ``weight[target[i]]``.
+
+    'mean' divides by the summed weight of the targets that are not ignored.
+    """
+    reduction = reduction_mode("nll_loss", reduction, size_average, reduce)
+    input = _logits("nll_loss", input)
+    batched = input.ndim > 1
+    if not batched:
+        input = input.unsqueeze(0)
+        if isinstance(target, Tensor):
+            target = target.reshape(1) if target.ndim == 0 else target.unsqueeze(0)
+    t, w, maybe = _check_class_target("nll_loss", input, target, weight, ignore_index)
+    targets = _ClassTargets(xp_for(t), t, w, ignore_index, maybe, input._data.dtype)
+    out = NllLoss.apply(input, targets, reduction)
+    return out if batched or reduction != "none" else out.reshape(())
+
+
+# --- multi_margin_loss: the SVM hinge over classes ---------------------------------------------
+
+def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=None,
+                      size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """Multi-class hinge: Σ_{j≠y} w[y] max(0, margin - x_y + x_j)^p / C, for (N, C) or (C) scores.
+
+    Composed of tensor ops (gather, clamp, a mask off the target class).
+    """
+    op = "multi_margin_loss"
+    reduction = reduction_mode(op, reduction, size_average, reduce)
+    if p not in (1, 2):
+        raise ValueError(f"{op}: only p = 1 and p = 2 are supported, got p={p}")
+    input = _logits(op, input)
+    if input.ndim > 2:
+        raise ValueError(f"{op}: input must be (C,) or (N, C) scores, got shape {_shape(input)}")
+    batched = input.ndim == 2
+    if not batched:
+        input = input.unsqueeze(0)
+        if isinstance(target, Tensor):
+            target = target.reshape(1) if target.ndim == 0 else target
+    if weight is not None and weight.ndim != 1:
+        raise ValueError(f"{op}: weight must be one-dimensional (one per class), got shape "
+                         f"{_shape(weight)}")
+    _, w, _ = _check_class_target(op, input, target, weight, ignore_index=None)
+    index = target.unsqueeze(1)
+    z = (margin - input.gather(1, index) + input).clamp(min=0)
+    if p == 2:
+        z = z * z
+    classes = input.shape[1]
+    others = arange(classes, device=input.device) != index  # j ≠ y: the target adds nothing
+    loss = (z * others).sum(1) / classes
+    if w is not None:
+        loss = loss * weight.to(input.dtype)[target]
+    loss = loss if batched else loss.reshape(())
+    return apply_reduction(loss, reduction)
