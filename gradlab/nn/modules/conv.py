@@ -7,14 +7,10 @@ Each holds a weight (and a bias) and calls its op in
 
 from __future__ import annotations
 
-import math
-
 from ...ops.convolution import conv1d, conv2d, conv_transpose1d, conv_transpose2d
-from ...ops.creation import empty
 from ...ops.padding import pad
 from ...tensor import Tensor
-from .. import init
-from ..parameter import Parameter
+from ._parameters import register_weight_and_bias, reset_fan_in_uniform
 from .module import Module
 
 __all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
@@ -75,21 +71,13 @@ class _ConvNd(Module):
         self._reversed_padding_repeated_twice = [p for pair in reversed(pairs) for p in pair]
         shape = ((in_channels, out_channels // groups) if transposed
                  else (out_channels, in_channels // groups)) + self.kernel_size
-        self.weight = Parameter(empty(*shape, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        register_weight_and_bias(self, shape, (out_channels,), bias=bias, device=device,
+                                 dtype=dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """PyTorch's init: W ~ kaiming_uniform(a=√5) = U(±1/√fan_in), b ~ U(±1/√fan_in)."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        """PyTorch's init: W and b ~ U(±1/√fan_in)."""
+        reset_fan_in_uniform(self.weight, self.bias)
 
     def extra_repr(self) -> str:
         n = len(self.kernel_size)

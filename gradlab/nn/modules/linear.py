@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import math
 
-from ...ops.creation import empty
 from ...ops.dense import linear
 from ...ops.linalg import einsum
 from ...tensor import Tensor
 from .. import init
-from ..parameter import Parameter
+from ._parameters import register_weight_and_bias, reset_fan_in_uniform
 from .module import Module
 
 __all__ = ["Identity", "Linear", "Bilinear"]
@@ -37,19 +36,12 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(empty(out_features, in_features, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        register_weight_and_bias(self, (out_features, in_features), (out_features,), bias=bias,
+                                 device=device, dtype=dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        reset_fan_in_uniform(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return linear(input, self.weight, self.bias)
@@ -68,12 +60,8 @@ class Bilinear(Module):
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
-        self.weight = Parameter(empty(out_features, in1_features, in2_features, device=device,
-                                      dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        register_weight_and_bias(self, (out_features, in1_features, in2_features),
+                                 (out_features,), bias=bias, device=device, dtype=dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
