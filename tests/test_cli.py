@@ -43,3 +43,57 @@ def test_console_entry_point_runs_as_a_module():
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "SGD update" in result.stdout
+
+
+@pytest.fixture
+def engine_runs(monkeypatch) -> list[dict]:
+    """Replace the engine demo by a recorder of the arguments it was given."""
+    calls: list[dict] = []
+    monkeypatch.setattr(demo, "run", lambda **kwargs: calls.append(kwargs))
+    return calls
+
+
+@pytest.mark.parametrize("argv, expected", [
+    ([], {"steps": 300, "lr": 0.5}),                      # plain `gradlab`
+    (["demo"], {"steps": 300, "lr": 0.5}),
+    (["demo", "--steps", "50"], {"steps": 50, "lr": 0.5}),
+    (["demo", "engine"], {"steps": 300, "lr": 0.5}),
+    (["demo", "engine", "--steps", "7", "--lr", "0.1"], {"steps": 7, "lr": 0.1}),
+    (["demo", "--steps", "50", "engine"], {"steps": 50, "lr": 0.5}),  # options before the name
+])
+def test_cli_routes_to_the_engine_demo(engine_runs, argv, expected):
+    assert cli.main(argv) == 0
+    assert engine_runs == [expected]
+
+
+@pytest.mark.parametrize("name, module_name", [("moons", "moons_mlp"), ("digits", "digits_cnn")])
+def test_cli_routes_to_the_examples_with_their_options(monkeypatch, name, module_name):
+    import importlib
+
+    module = importlib.import_module(f"gradlab.examples.{module_name}")
+    seen = []
+    monkeypatch.setattr(module, "run", seen.append)
+    assert cli.main(["demo", name, "--epochs", "3", "--lr", "0.2", "--batch-size", "8",
+                     "--seed", "5", "--quiet", "--save", "w.safetensors"]) == 0
+    (args,) = seen
+    assert (args.epochs, args.lr, args.batch_size, args.seed, args.quiet, args.save) == \
+        (3, 0.2, 8, 5, True, "w.safetensors")
+
+
+def test_cli_help_says_what_each_demo_does(capsys):
+    for argv in (["--help"], ["demo", "--help"], ["demo", "moons", "--help"],
+                 ["demo", "digits", "--help"], ["demo", "engine", "--help"]):
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main(argv)
+        assert exit_info.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())  # help wraps to the terminal's width
+    assert "demo" in text and "multi-layer perceptron" in text and "convolutional" in text
+    assert "--batch-size" in text and "--save PATH" in text and "--steps STEPS" in text
+    assert "Source: gradlab.examples.digits_cnn" in text
+
+
+def test_cli_unknown_demo_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["demo", "mnist"])
+    assert exit_info.value.code == 2
+    assert "invalid choice: 'mnist'" in capsys.readouterr().err
