@@ -8,6 +8,8 @@ that PyTorch also offers here (relu, softmax, pad, ...) are imported by name.
 
 from ..ops import (
     activation,
+    adaptive_pooling,
+    attention,
     convolution,
     dense,
     dropout_family,
@@ -15,13 +17,14 @@ from ..ops import (
     losses,
     normalization,
     pooling,
+    resampling,
 )
 from ..ops.padding import pad
 from ..ops.softmax_family import log_softmax, softmax
 from ..ops.unary import relu, sigmoid, tanh
 
-FAMILIES = (activation, dense, convolution, pooling, normalization, dropout_family, lookup,
-            losses)
+FAMILIES = (activation, dense, convolution, pooling, adaptive_pooling, normalization,
+            dropout_family, lookup, losses, resampling, attention)
 """The op families whose ``FUNCTIONAL`` names are re-exported here."""
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "pad"]

@@ -22,13 +22,17 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``conversion``               to(dtype/device), clone, contiguous
 ``dense``                    linear (nn.Linear's x·Wᵀ + b as one op)
 ``convolution``              conv1d, conv2d, conv_transpose2d (im2col + one matmul)
-``pooling``                  max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool2d
+``pooling``                  max_pool1d/2d, avg_pool1d/2d
+``adaptive_pooling``         adaptive_avg_pool1d/2d, adaptive_max_pool1d/2d
 ``normalization``            batch_norm, layer_norm, group_norm
 ``dropout_family``           dropout, dropout2d, alpha_dropout (random zeroing while training)
 ``lookup``                   embedding (rows of a table picked by index)
 ``losses``                   mse_loss, bce, kl_div, margin losses ... (mostly nn.functional only)
 ``classification_losses``    cross_entropy, nll_loss, multi_margin_loss (nn.functional only)
 ``inplace``                  add_, mul_, zero_, copy_ ... (and how versions work)
+``sorting``                  sort, argsort, topk, kthvalue, unique
+``resampling``               interpolate (nearest, linear, bilinear ...)
+``attention``                scaled_dot_product_attention
 ``creation``                 tensor, zeros, randn, arange ... (no gradient)
 ===========================  ====================================================================
 
@@ -40,7 +44,9 @@ here, since ``gradlab.ops.softmax`` is the function.)
 
 from . import (
     activation,
+    adaptive_pooling,
     arithmetic,
+    attention,
     classification_losses,
     comparison,
     conversion,
@@ -59,15 +65,19 @@ from . import (
     padding,
     pooling,
     reduction,
+    resampling,
     selection,
     shape,
     softmax_family,
+    sorting,
     statistics,
     triangular,
     unary,
 )
 from .activation import *  # noqa: F403
+from .adaptive_pooling import *  # noqa: F403
 from .arithmetic import *  # noqa: F403
+from .attention import *  # noqa: F403
 from .classification_losses import *  # noqa: F403
 from .comparison import *  # noqa: F403
 from .conversion import *  # noqa: F403
@@ -87,17 +97,20 @@ from .normalization import *  # noqa: F403
 from .padding import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .reduction import *  # noqa: F403
+from .resampling import *  # noqa: F403
 from .selection import *  # noqa: F403
 from .shape import *  # noqa: F403
 from .softmax_family import *  # noqa: F403
+from .sorting import *  # noqa: F403
 from .statistics import *  # noqa: F403
 from .triangular import *  # noqa: F403
 from .unary import *  # noqa: F403
 
 FAMILIES = (arithmetic, unary, selection, comparison, reduction, statistics, softmax_family,
             linalg, shape, padding, triangular, joining, indexing, gather_scatter, activation,
-            conversion, inplace, dense, convolution, pooling, normalization, dropout_family, lookup,
-            losses, classification_losses)
+            conversion, inplace, dense, convolution, pooling, adaptive_pooling, normalization,
+            dropout_family, lookup, losses, classification_losses, sorting, resampling,
+            attention)
 """The op families whose functions are also Tensor methods (``creation`` makes tensors)."""
 
 install_methods(FAMILIES)

@@ -1,27 +1,25 @@
-"""im2col and col2im: a convolution as one matrix product, on raw arrays.
+"""im2col and col2im: a convolution as ONE matrix product, on raw arrays.
 
 A convolution's output pixel is a dot product of the kernel with one window
 of the input. ``unfold`` (im2col) copies every window into a column, so that
-all output pixels come out of ONE matrix product::
+every output pixel of every sample comes out of one 2-D matrix product::
 
-    cols[n, (c, i, j), p] = x_padded[n, c, row(p) + i·dh, col(p) + j·dw]
-    out[n, o, p]          = Σ_(c,i,j) W[o, (c, i, j)] · cols[n, (c, i, j), p]
+    cols[(c, i, j), (p, n)] = x[n, c, row(p) + i·dh, col(p) + j·dw]     (zero padded)
+    out[o, (p, n)]          = Σ_(c,i,j) W[o, (c, i, j)] · cols[(c, i, j), (p, n)]
 
-The windows are first a strided *view* of the padded input (no copy: each
-window starts ``stride`` elements after the previous one and its elements
-are ``dilation`` apart), then one reshape copies them into the column matrix.
+Batch last. The columns hold the batch index ``n`` as their fastest axis:
+the input is first transposed to (C, H, W, N), where one row of pixels of
+all N samples is a single contiguous run. Then, for stride 1, the windows
+at one kernel offset (i, j) are runs of ``Ow·N`` contiguous values, so the
+copy into columns (and col2im's adds) move long runs instead of rows of a
+few pixels; the matrix product is one big GEMM instead of N small ones.
+The price is a transpose of the input, of the output (``out`` is laid out
+(C_out, Oh, Ow, N)) and of the output gradient: each moves N·C·H·W values,
+far fewer than the C·kh·kw·Oh·Ow·N in the columns.
 
 ``fold`` (col2im) is unfold's adjoint: it adds each column back onto the
 window it came from. Windows overlap, so values add up; it takes one
 vectorised add per kernel offset (i, j).
-
-The wide grid. With stride 1, output pixel ``p = (r, c)`` reads input
-``(r + i·dh, c + j·dw)``; in the flat padded plane that is ``r·Wp + c`` plus
-a fixed offset per (i, j). If the output grid is made as wide as the padded
-input (``Wp`` columns instead of ``Ow``), the windows for one (i, j) are one
-contiguous run of ``Oh·Wp`` values: the copy (and col2im's adds) move long
-runs instead of short rows. The extra ``Wp - Ow`` columns per row are junk:
-forward drops them, backward sets their gradient to zero first.
 
 Everything here is 2-D (``H, W``); 1-D convolutions run with ``H = 1``.
 """
@@ -30,7 +28,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ConvGeometry", "unfold", "fold", "grid", "crop_grid"]
+__all__ = ["ConvGeometry", "unfold", "fold", "grid", "from_grid", "product", "product_t"]
+
+_TILE = 128  # rows per block of a transpose: a block of both arrays stays in the L1 cache
+_COLUMNS = 4096  # columns per block of a product: a block of columns stays in the L2 cache
 
 
 @dataclass(frozen=True)
@@ -57,114 +58,128 @@ class ConvGeometry:
         return tuple(n + b + e for n, (b, e) in zip(self.in_size, self.pads))
 
     @property
-    def wide(self) -> bool:
-        """Stride 1: windows of one kernel offset form one contiguous run (see module doc)."""
-        return self.stride == (1, 1)
-
-    @property
-    def grid_width(self) -> int:
-        return self.padded[1] if self.wide else self.out_size[1]
-
-    @property
-    def spare(self) -> int:
-        """Elements read past the last plane by the wide grid's junk columns."""
-        return (self.kernel[1] - 1) * self.dilation[1] if self.wide else 0
+    def pixels(self) -> int:
+        return self.out_size[0] * self.out_size[1]
 
 
-def _buffer(xp, shape, dtype, geo: ConvGeometry):
-    """A zeroed flat buffer of N·C padded planes (plus the wide grid's spare tail)."""
-    n, c = shape
-    hp, wp = geo.padded
-    flat = xp.zeros(n * c * hp * wp + geo.spare, dtype=dtype)
-    return flat, flat[:n * c * hp * wp].reshape(n, c, hp, wp)
+def batch_first(xp, a):
+    """A (R, N) array as a contiguous (N, R) one: a transpose, copied block by block.
 
-
-def _windows(xp, flat, n, c, geo: ConvGeometry, offset=0, kernel=True):
-    """Strided view of the windows in a flat padded buffer.
-
-    kernel=True: (N, C, kh, kw, Oh, Wg), every window of every offset;
-    kernel=False: (N, C, Oh, Wg), the window elements at one offset.
+    A plain copy reads ``a`` with a stride of N elements per value and walks
+    out of the cache; blocks of rows keep both sides of the copy cached. The
+    number of blocks is capped, so that a GPU launches few copies.
     """
+    rows, n = a.shape
+    tile = max(_TILE, -(-rows // 32))
+    if tile >= rows:
+        return xp.ascontiguousarray(a.T)
+    out = xp.empty((n, rows), dtype=a.dtype)
+    for start in range(0, rows, tile):
+        out[:, start:start + tile] = a[start:start + tile].T
+    return out
+
+
+def _blocks(length: int, least: int) -> list:
+    """Slices cutting ``range(length)`` into blocks of ``least`` or more, at most 16 of them."""
+    step = max(least, -(-length // 16))
+    return [slice(start, start + step) for start in range(0, length, step)]
+
+
+def product(xp, a, b):
+    """``a @ b`` for (g, M, K) by (g, K, L), computed in blocks of columns of ``b``.
+
+    The columns are long (L = pixels · batch) and M, K small: one BLAS call
+    streams all of ``b`` through the cache per block of rows of ``a``; in
+    blocks of columns, each block of ``b`` is read from the cache instead.
+    """
+    blocks = _blocks(b.shape[-1], _COLUMNS)
+    if len(blocks) == 1:
+        return xp.matmul(a, b)
+    out = xp.empty(a.shape[:-1] + b.shape[-1:], dtype=a.dtype)
+    for cut in blocks:
+        xp.matmul(a, b[..., cut], out=out[..., cut])
+    return out
+
+
+def product_t(xp, a, b):
+    """``a @ bᵀ`` for (g, M, L) by (g, N, L): a sum over the long axis L, block by block."""
+    blocks = _blocks(b.shape[-1], _COLUMNS)
+    out = xp.matmul(a[..., blocks[0]], b[..., blocks[0]].swapaxes(-1, -2))
+    for cut in blocks[1:]:
+        out += xp.matmul(a[..., cut], b[..., cut].swapaxes(-1, -2))
+    return out
+
+
+def _padded_batch_last(xp, x, geo: ConvGeometry):
+    """``x`` (N, C, H, W) as a zero-padded (C, Hp, Wp, N) array (no copy if it already is one)."""
+    n, c = x.shape[:2]
+    (pt, pb), (pl, pr) = geo.pads
+    if pt == pb == pl == pr == 0:
+        return xp.ascontiguousarray(x.transpose(1, 2, 3, 0))
+    h, w = geo.in_size
     hp, wp = geo.padded
-    s = flat.itemsize
-    plane = (c * hp * wp * s, hp * wp * s)
-    step = (geo.stride[0] * wp * s, geo.stride[1] * s)
-    oh, wg = geo.out_size[0], geo.grid_width
-    as_strided = xp.lib.stride_tricks.as_strided
-    if kernel:
-        kh, kw = geo.kernel
-        dh, dw = geo.dilation
-        return as_strided(flat, (n, c, kh, kw, oh, wg), plane + (dh * wp * s, dw * s) + step)
-    return as_strided(flat[offset:], (n, c, oh, wg), plane + step)
+    buf = xp.zeros((c, hp, wp, n), dtype=x.dtype)
+    buf[:, pt:pt + h, pl:pl + w] = x.transpose(1, 2, 3, 0)
+    return buf
+
+
+def _offset_slices(geo: ConvGeometry, i: int, j: int) -> tuple:
+    """The (H, W) slices of the padded input that kernel offset (i, j) reads, one per pixel."""
+    (sh, sw), (dh, dw), (oh, ow) = geo.stride, geo.dilation, geo.out_size
+    return (slice(i * dh, i * dh + sh * (oh - 1) + 1, sh),
+            slice(j * dw, j * dw + sw * (ow - 1) + 1, sw))
 
 
 def unfold(xp, x, geo: ConvGeometry):
-    """im2col: the windows of ``x`` (N, C, H, W) as columns (N, groups, C/groups·kh·kw, Oh·Wg).
+    """im2col: the windows of ``x`` (N, C, H, W) as columns (groups, C/groups·kh·kw, Oh·Ow·N).
 
-    One copy of the input into a padded buffer, one copy of the windows
-    (the reshape of a strided view).
+    The windows are a strided *view* of the padded batch-last input (no
+    copy: a window starts ``stride`` pixels after the previous one, its
+    elements lie ``dilation`` apart); one reshape copies them into columns.
     """
-    n, c = x.shape[:2]
-    (pt, _), (pl, _) = geo.pads
-    h, w = geo.in_size
-    flat, planes = _buffer(xp, (n, c), x.dtype, geo)
-    planes[:, :, pt:pt + h, pl:pl + w] = x
-    g = geo.groups
-    cols = _windows(xp, flat, n, c, geo)
-    return cols.reshape(n, g, c // g * geo.kernel[0] * geo.kernel[1], -1)
+    buf = _padded_batch_last(xp, x, geo)
+    c, _, _, n = buf.shape
+    kh, kw = geo.kernel
+    (sh, sw), (dh, dw) = geo.stride, geo.dilation
+    s_c, s_h, s_w, s_n = buf.strides
+    windows = xp.lib.stride_tricks.as_strided(
+        buf, (c, kh, kw) + tuple(geo.out_size) + (n,),
+        (s_c, dh * s_h, dw * s_w, sh * s_h, sw * s_w, s_n))
+    return windows.reshape(geo.groups, c // geo.groups * kh * kw, geo.pixels * n)
 
 
 def fold(xp, cols, channels: int, geo: ConvGeometry):
     """col2im, unfold's adjoint: add each column back onto its window; (N, C, H, W).
 
-    One vectorised add per kernel offset (i, j), into the padded buffer; the
-    padding is cropped at the end (its gradient is dropped).
+    One vectorised add per kernel offset (i, j) into a padded batch-last
+    buffer; then the padding is cropped (its gradient is dropped) and the
+    batch moved first.
     """
-    n = cols.shape[0]
     kh, kw = geo.kernel
-    dh, dw = geo.dilation
-    oh, wg = geo.out_size[0], geo.grid_width
     hp, wp = geo.padded
-    cols = cols.reshape(n, channels, kh, kw, oh, wg)
-    flat, planes = _buffer(xp, (n, channels), cols.dtype, geo)
+    n = cols.shape[-1] // geo.pixels
+    cols = cols.reshape((channels, kh, kw) + tuple(geo.out_size) + (n,))
+    buf = xp.zeros((channels, hp, wp, n), dtype=cols.dtype)
     for i in range(kh):
         for j in range(kw):
-            target = _windows(xp, flat, n, channels, geo, offset=i * dh * wp + j * dw,
-                              kernel=False)
-            target += cols[:, :, i, j]
+            buf[(slice(None),) + _offset_slices(geo, i, j)] += cols[:, i, j]
     (pt, _), (pl, _) = geo.pads
     h, w = geo.in_size
-    return xp.ascontiguousarray(planes[:, :, pt:pt + h, pl:pl + w])
+    if (h, w) != (hp, wp):
+        buf = buf[:, pt:pt + h, pl:pl + w]
+    return batch_first(xp, buf.reshape(-1, n)).reshape(n, channels, h, w)
 
 
 def grid(xp, y, geo: ConvGeometry):
-    """An output-shaped array (N, C, Oh, Ow) on the output grid: (N, groups, C/groups, Oh·Wg).
-
-    On the wide grid the junk columns are zero, so they add nothing to a
-    weight gradient and nothing in col2im.
-    """
-    n, c, oh, ow = y.shape
-    wg = geo.grid_width
-    if wg != ow:
-        wide = xp.zeros((n, c, oh, wg), dtype=y.dtype)
-        wide[..., :ow] = y
-        y = wide
-    return y.reshape(n, geo.groups, c // geo.groups, oh * wg)
+    """An output-shaped array (N, C, Oh, Ow) as columns (groups, C/groups, Oh·Ow·N), batch last."""
+    n, c = y.shape[:2]
+    return xp.ascontiguousarray(y.reshape(n, -1).T).reshape(geo.groups, c // geo.groups, -1)
 
 
-def crop_grid(xp, out, channels: int, geo: ConvGeometry, bias=None):
-    """The output (N, C, Oh, Ow) from the grid (N, ..., Oh·Wg), with the bias added."""
-    n = out.shape[0]
-    oh, ow = geo.out_size
-    out = out.reshape(n, channels, oh, geo.grid_width)
-    if geo.grid_width != ow:
-        view = out[..., :ow]
-        out = xp.empty(view.shape, dtype=out.dtype)
-        if bias is None:
-            out[...] = view
-        else:
-            xp.add(view, bias.reshape(-1, 1, 1), out=out)
-        return out
+def from_grid(xp, out, channels: int, geo: ConvGeometry, bias=None):
+    """The output (N, C, Oh, Ow) from the columns (..., Oh·Ow·N), with the bias added."""
+    out = out.reshape(channels, -1)
     if bias is not None:
-        out += bias.reshape(-1, 1, 1)
-    return out
+        out += bias.reshape(-1, 1)  # before the transpose: a broadcast along contiguous rows
+    n = out.shape[1] // geo.pixels
+    return batch_first(xp, out.reshape(-1, n)).reshape((n, channels) + tuple(geo.out_size))

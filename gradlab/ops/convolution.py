@@ -14,14 +14,15 @@ Functions, gradients of gradients (``create_graph=True``) come for free.
 ``conv_transpose2d`` *is* T, with a bias.
 
 Forward runs im2col (see :mod:`gradlab.ops._im2col`): a strided view of
-the windows, copied once into columns, then one batched matmul.
+the windows, copied once into batch-last columns, then ONE matrix product
+for the whole batch; so are the two gradients.
 """
 
 from __future__ import annotations
 
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._im2col import ConvGeometry, crop_grid, fold, grid, unfold
+from ._im2col import ConvGeometry, fold, from_grid, grid, product, product_t, unfold
 from ._util import xp_for
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
@@ -44,7 +45,7 @@ def _bias_grad(grad: Tensor, geo: ConvGeometry) -> Tensor:
 
 
 class Convolution(Function):
-    """A(x, W) + b: im2col, then one matmul per sample (batched over groups).
+    """A(x, W) + b: im2col, then one matrix product W · cols (batched over groups only).
 
     d/dx = T(grad, W)   d/dW = B(x, grad)   d/db = Σ grad
     """
@@ -56,13 +57,12 @@ class Convolution(Function):
     def forward(ctx, x, w, b, geo):
         xp = xp_for(x)
         g, co = geo.groups, w.shape[0]
-        cols = unfold(xp, _as_2d(x, geo), geo)                     # (N, g, C/g·kh·kw, L)
-        out = xp.matmul(w.reshape(g, co // g, -1), cols)           # (N, g, Co/g, L)
-        out = crop_grid(xp, out, co, geo, b)
+        cols = unfold(xp, _as_2d(x, geo), geo)                     # (g, C/g·kh·kw, L·N)
+        out = product(xp, w.reshape(g, co // g, -1), cols)         # (g, Co/g, L·N)
         ctx.geo = geo
         need_w = bool(ctx.needs_input_grad) and ctx.needs_input_grad[1]
         ctx.save_for_backward(x, w, cols if need_w else None)  # B reuses the columns
-        return _from_2d(out, geo)
+        return _from_2d(from_grid(xp, out, co, geo, b), geo)
 
     @staticmethod
     def backward(ctx, grad):
@@ -75,7 +75,7 @@ class Convolution(Function):
 
 
 class ConvTranspose(Function):
-    """T(gy, W) + b: Wᵀ times the output-gradient grid, then col2im (conv_transpose's forward).
+    """T(gy, W) + b: Wᵀ times the output-gradient columns, then col2im (conv_transpose's forward).
 
     d/dgy = A(grad, W)   d/dW = B(grad, gy)   d/db = Σ grad
     """
@@ -88,7 +88,7 @@ class ConvTranspose(Function):
         xp = xp_for(gy)
         g, co, cg = geo.groups, w.shape[0], w.shape[1]
         wm = w.reshape(g, co // g, -1)
-        cols = xp.matmul(wm.swapaxes(-1, -2), grid(xp, _as_2d(gy, geo), geo))
+        cols = product(xp, wm.swapaxes(-1, -2), grid(xp, _as_2d(gy, geo), geo))
         out = fold(xp, cols, g * cg, geo)
         if b is not None:
             out += b.reshape(-1, 1, 1)
@@ -107,9 +107,9 @@ class ConvTranspose(Function):
 
 
 class ConvWeightGrad(Function):
-    """B(x, gy): the weight gradient Σ_n gy_n · cols_nᵀ (reuses forward's columns if given).
+    """B(x, gy): the weight gradient gy · colsᵀ, one product summing over batch and pixels.
 
-    d/dx = T(gy, grad)   d/dgy = A(x, grad)
+    Reuses forward's columns if given. d/dx = T(gy, grad)   d/dgy = A(x, grad)
     """
 
     raw = True
@@ -120,8 +120,8 @@ class ConvWeightGrad(Function):
         xp = xp_for(gy)
         if cols is None:
             cols = unfold(xp, _as_2d(x, geo), geo)
-        gyg = grid(xp, _as_2d(gy, geo), geo)                       # (N, g, Co/g, L)
-        gw_t = xp.matmul(cols, gyg.swapaxes(-1, -2)).sum(0)        # (g, C/g·kh·kw, Co/g)
+        gyg = grid(xp, _as_2d(gy, geo), geo)                       # (g, Co/g, L·N)
+        gw_t = product_t(xp, cols, gyg)                            # (g, C/g·kh·kw, Co/g)
         co, cg = gy.shape[1], x.shape[1] // geo.groups
         kernel = geo.kernel if geo.spatial == 2 else geo.kernel[1:]
         ctx.geo = geo

@@ -1,4 +1,4 @@
-"""Pooling: max_pool1d/2d, avg_pool1d/2d and the adaptive average pools.
+"""Pooling: max_pool1d/2d and avg_pool1d/2d (the adaptive pools: :mod:`.adaptive_pooling`).
 
 A pool reduces each window of the input to one value. The windows are
 found without copying them: for each kernel offset ``j``, the elements at
@@ -27,10 +27,8 @@ from ..tensor import Tensor
 from ._util import add_at, xp_for
 from .convolution import _tuple
 
-__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d",
-           "adaptive_max_pool1d"]
-FUNCTIONAL = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
-              "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
+__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d"]
+FUNCTIONAL = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d"]
 TENSOR_METHODS: list = []
 
 
@@ -436,77 +434,3 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     """
     return _avg_pool(AvgPool2d, "avg_pool2d", input, kernel_size, stride, padding, ceil_mode,
                      count_include_pad, divisor_override, 2)
-
-
-# --- adaptive pools ---------------------------------------------------------------------------
-
-def _adaptive_sizes(op, input, output_size, spatial) -> tuple:
-    if input.ndim not in (spatial + 1, spatial + 2):
-        raise RuntimeError(f"{op}: expected a {spatial + 1}-D or {spatial + 2}-D input, got "
-                           f"shape {tuple(input.shape)}")
-    size = tuple(input.shape[-spatial:])
-    if isinstance(output_size, int) or output_size is None:
-        output_size = (output_size,) * spatial
-    output_size = tuple(s if o is None else o for o, s in zip(output_size, size))
-    if len(output_size) != spatial or any(o <= 0 for o in output_size):
-        raise RuntimeError(f"{op}: output_size must be {spatial} positive ints, got "
-                           f"{output_size}")
-    return size, output_size
-
-
-def _averaging_matrix(n: int, out: int, like: Tensor) -> Tensor:
-    """A[i, start_i:end_i] = 1 / window length, with PyTorch's adaptive windows
-    start_i = ⌊i·n/out⌋, end_i = ⌈(i+1)·n/out⌉."""
-    a = np.zeros((out, n))
-    for i in range(out):
-        start, end = (i * n) // out, -(-((i + 1) * n) // out)
-        a[i, start:end] = 1.0 / (end - start)
-    from .creation import tensor
-
-    return tensor(a, dtype=like.dtype, device=like.device)
-
-
-def _adaptive_avg(op, input, output_size, spatial) -> Tensor:
-    """Mean over adaptive windows: separable, so ``A_h · x · A_wᵀ`` (plain matmuls)."""
-    size, out = _adaptive_sizes(op, input, output_size, spatial)
-    if all(n % o == 0 for n, o in zip(size, out)):  # equal windows: a plain average pool
-        kernel = tuple(n // o for n, o in zip(size, out))
-        pool = avg_pool2d if spatial == 2 else avg_pool1d
-        return pool(input, kernel)
-    result = input @ _averaging_matrix(size[-1], out[-1], input).mT
-    if spatial == 2:
-        result = _averaging_matrix(size[0], out[0], input) @ result
-    return result
-
-
-def adaptive_avg_pool1d(input, output_size) -> Tensor:
-    """Mean over ``output_size`` windows of (nearly) equal length covering (N, C, L)."""
-    return _adaptive_avg("adaptive_avg_pool1d", input, output_size, 1)
-
-
-def adaptive_avg_pool2d(input, output_size) -> Tensor:
-    """Mean over an ``output_size`` grid of windows covering H x W (1 for a global mean)."""
-    return _adaptive_avg("adaptive_avg_pool2d", input, output_size, 2)
-
-
-def _adaptive_max(op, input, output_size, return_indices, spatial):
-    size, out = _adaptive_sizes(op, input, output_size, spatial)
-    if any(n % o for n, o in zip(size, out)):
-        raise NotImplementedError(
-            f"{op}: gradlab pools adaptively only when the input size {size} is a multiple "
-            f"of output_size {out}. Fix: use max_pool with kernel_size = stride = the ratio, "
-            f"after padding or cropping the input to a multiple of {out}")
-    kernel = tuple(n // o for n, o in zip(size, out))
-    pool = max_pool2d if spatial == 2 else max_pool1d
-    return pool(input, kernel, return_indices=return_indices)
-
-
-def adaptive_max_pool1d(input, output_size, return_indices=False):
-    """Max over ``output_size`` equal windows of (N, C, L) (L a multiple of output_size)."""
-    return _adaptive_max("adaptive_max_pool1d", input, output_size, return_indices, 1)
-
-
-def adaptive_max_pool2d(input, output_size, return_indices=False):
-    """Max over an ``output_size`` grid of equal windows (sizes multiples of output_size)."""
-    return _adaptive_max("adaptive_max_pool2d", input, output_size, return_indices, 2)
-

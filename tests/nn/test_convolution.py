@@ -187,6 +187,26 @@ def test_the_three_maps_are_adjoint():
     np.testing.assert_allclose((y.numpy() * g).sum(), (x * back.numpy()).sum(), rtol=1e-12)
 
 
+@needs_torch
+def test_long_columns_are_multiplied_in_blocks_and_still_match_torch():
+    """16 samples of 20x20 give 5184 columns (> 4096): the products run in blocks."""
+    from gradlab.ops import _im2col
+
+    assert len(_im2col._blocks(16 * 18 * 18, _im2col._COLUMNS)) == 2
+    rng = np.random.default_rng(4)
+    x, w, b = rng.standard_normal((16, 2, 20, 20)), rng.standard_normal((3, 2, 3, 3)), \
+        rng.standard_normal(3)
+    ours = [gradlab.tensor(a, requires_grad=True) for a in (x, w, b)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    y, ty = gradlab.conv2d(*ours), torch.conv2d(*theirs)
+    g = rng.standard_normal(tuple(y.shape))
+    y.backward(gradlab.tensor(g))
+    ty.backward(torch.tensor(g))
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-10, atol=1e-10)
+    for a, t in zip(ours, theirs):
+        np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-9)
+
+
 def test_float32_stays_float32_and_graph_names():
     x = gradlab.randn(2, 1, 6, 6)
     w = gradlab.randn(3, 1, 3, 3, requires_grad=True)

@@ -1,11 +1,13 @@
 """Pooling layers: MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d, AdaptiveMaxPool1d/2d.
 
 They hold no parameters: each stores its arguments (as PyTorch does, so
-``repr`` matches) and calls its op in :mod:`gradlab.ops.pooling`.
+``repr`` matches) and calls its op in :mod:`gradlab.ops.pooling` or
+:mod:`gradlab.ops.adaptive_pooling`.
 """
 
 from __future__ import annotations
 
+from ...ops import adaptive_pooling as A
 from ...ops import pooling as P
 from ...tensor import Tensor
 from .module import Module
@@ -101,14 +103,14 @@ class AdaptiveAvgPool1d(_AdaptivePool):
     """Mean over ``output_size`` windows covering L, whatever L is."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return P.adaptive_avg_pool1d(input, self.output_size)
+        return A.adaptive_avg_pool1d(input, self.output_size)
 
 
 class AdaptiveAvgPool2d(_AdaptivePool):
     """Mean over an ``output_size`` grid of windows: ``AdaptiveAvgPool2d(1)`` is a global mean."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return P.adaptive_avg_pool2d(input, self.output_size)
+        return A.adaptive_avg_pool2d(input, self.output_size)
 
 
 class _AdaptiveMaxPool(_AdaptivePool):
@@ -121,11 +123,11 @@ class AdaptiveMaxPool1d(_AdaptiveMaxPool):
     """Max over ``output_size`` equal windows of L (L a multiple of output_size)."""
 
     def forward(self, input: Tensor):
-        return P.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+        return A.adaptive_max_pool1d(input, self.output_size, self.return_indices)
 
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPool):
     """Max over an ``output_size`` grid of equal windows."""
 
     def forward(self, input: Tensor):
-        return P.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+        return A.adaptive_max_pool2d(input, self.output_size, self.return_indices)
