@@ -7,7 +7,7 @@ runs from this one script, in one call, and ends well inside ten minutes:
    and which of gradlab's dependencies are importable;
 2. ``pytest -x -q tests`` with the cuda device visible (the test suite
    parametrizes over devices, so every device test also runs on "cuda");
-3. ``tiny_ops.py`` and ``mlp_step.py`` with ``--device cuda`` for gradlab,
+3. ``tiny_ops.py``, ``mlp_step.py`` and ``cnn_step.py`` with ``--device cuda`` for gradlab,
    PyTorch-CUDA and hand-written CuPy (each skipped if missing).
 
 The report goes to ``$OUT/gpu_report.md`` when ``OUT`` is set (rewritten
@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 import _harness as h
+import cnn_step
 import mlp_step
 import tiny_ops
 
@@ -168,6 +169,8 @@ def main(argv=None) -> int:
         ("tiny ops", None if opts.skip_bench else lambda: benchmark(tiny_ops, [])),
         ("mlp step", None if opts.skip_bench else
          lambda: benchmark(mlp_step, ["--batch", "32", "256", "2048"])),
+        ("cnn step", None if opts.skip_bench else
+         lambda: benchmark(cnn_step, ["--batch", "64", "512"])),
     ]:
         if part is None:
             continue

@@ -18,11 +18,14 @@ import time
 from pathlib import Path
 
 import _harness as h
+import cnn_step
 import event_bus
 import mlp_step
 import tiny_ops
 
-BENCHMARKS = {"tiny_ops": tiny_ops, "mlp_step": mlp_step, "event_bus": event_bus}
+BENCHMARKS = {
+    "tiny_ops": tiny_ops, "mlp_step": mlp_step, "cnn_step": cnn_step, "event_bus": event_bus,
+}
 RESULTS = h.BENCH_DIR / "RESULTS.md"
 
 PREAMBLE = """\
