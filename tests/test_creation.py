@@ -297,3 +297,88 @@ def test_python_floats_with_an_explicit_dtype_are_not_rounded_through_the_defaul
     assert gradlab.tensor([0.3], dtype=gradlab.float64).item() == 0.3
     assert gradlab.tensor(0.1, dtype=gradlab.float64).item() == 0.1
     assert gradlab.tensor([0.3]).dtype == gradlab.float32  # without dtype: the default
+
+
+# --- multinomial ---------------------------------------------------------------------------
+
+def test_multinomial_with_replacement_draws_each_category_by_its_weight():
+    weights = gradlab.tensor([1.0, 0.0, 3.0, 6.0])  # not normalised: shares 0.1, 0, 0.3, 0.6
+    draws = gradlab.multinomial(weights, 20000, replacement=True)
+    assert draws.dtype is gradlab.int64 and tuple(draws.shape) == (20000,)
+    freq = np.bincount(draws.numpy(), minlength=4) / 20000
+    assert freq[1] == 0.0  # weight 0: never drawn
+    np.testing.assert_allclose(freq, [0.1, 0.0, 0.3, 0.6], atol=0.015)
+
+
+def test_multinomial_without_replacement_matches_drawing_one_at_a_time():
+    p = np.array([0.5, 0.3, 0.2])
+    draws = gradlab.tensor(p).expand(20000, 3).multinomial(2).numpy()  # the Tensor method
+    assert draws.shape == (20000, 2) and (draws[:, 0] != draws[:, 1]).all()
+    # P(second = j) = sum over i != j of p_i * p_j / (1 - p_i)
+    second = [sum(p[i] * p[j] / (1 - p[i]) for i in range(3) if i != j) for j in range(3)]
+    np.testing.assert_allclose(np.bincount(draws[:, 0], minlength=3) / 20000, p, atol=0.015)
+    np.testing.assert_allclose(np.bincount(draws[:, 1], minlength=3) / 20000, second,
+                               atol=0.015)
+
+
+def test_multinomial_rows_are_separate_distributions():
+    weights = gradlab.tensor([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]], dtype=gradlab.float64)
+    assert gradlab.multinomial(weights, 4, True).tolist() == [[2] * 4, [0] * 4]
+    assert gradlab.multinomial(weights, 1).tolist() == [[2], [0]]
+    # Without replacement, zero-weight categories come only after the others ran out.
+    assert gradlab.multinomial(gradlab.tensor([0.0, 5.0, 0.0]), 3)[0].item() == 1
+    assert sorted(gradlab.multinomial(gradlab.tensor([0.0, 5.0, 0.0]), 3).tolist()) == [0, 1, 2]
+    assert tuple(gradlab.multinomial(gradlab.ones(0, 3), 2).shape) == (0, 2)
+
+
+def test_multinomial_is_reproducible_under_seeds_and_generators():
+    weights = gradlab.tensor([0.2, 0.3, 0.5])
+    gradlab.manual_seed(7)
+    first = gradlab.multinomial(weights, 50, True).tolist()
+    gradlab.manual_seed(7)
+    assert gradlab.multinomial(weights, 50, True).tolist() == first
+    gen = gradlab.Generator().manual_seed(3)
+    mine = gradlab.multinomial(weights, 3, generator=gen).tolist()
+    gradlab.multinomial(weights, 3)  # the default generator doesn't disturb gen's stream
+    assert gradlab.multinomial(weights, 3, generator=gen.manual_seed(3)).tolist() == mine
+    assert sorted(mine) == [0, 1, 2]
+
+
+@needs_torch
+def test_multinomial_shapes_dtypes_and_half_inputs_match_torch():
+    for weights, n, replacement in (([0.2, 0.8], 1, False), ([[1.0, 2.0], [3.0, 4.0]], 5, True),
+                                    ([1.0, 1.0, 1.0], 3, False)):
+        for dtype in ("float32", "float64", "float16"):
+            ours = gradlab.multinomial(gradlab.tensor(weights, dtype=getattr(gradlab, dtype)),
+                                       n, replacement)
+            theirs = torch.multinomial(torch.tensor(weights, dtype=getattr(torch, dtype)), n,
+                                       replacement)
+            assert tuple(ours.shape) == tuple(theirs.shape) and ours.dtype is gradlab.int64
+
+
+@pytest.mark.parametrize("weights, n, replacement, error, match", [
+    ([1.0, -1.0], 1, True, RuntimeError, r"contains either `inf`, `nan` or element < 0 "
+                                         r"\(row 0"),
+    ([[1.0, 1.0], [1.0, float("inf")]], 1, True, RuntimeError, r"element < 0 \(row 1"),
+    ([1.0, float("nan")], 1, False, RuntimeError, r"must be finite and >= 0"),
+    ([[1.0, 0.0], [0.0, 0.0]], 1, True, RuntimeError,
+     r"sum of probabilities <= 0\): row 1 .* no positive weight"),
+    ([1.0, 1.0], 3, False, RuntimeError,
+     r"n_sample > prob_dist.size\(-1\) .*3 draws from 2 categories. Fix: replacement=True"),
+    ([1.0, 1.0], 0, True, RuntimeError, r"cannot sample n_sample <= 0"),
+    ([1, 1], 1, True, RuntimeError, r"must be floating point, got gradlab.int64.*float\(\)"),
+    ([[[1.0]]], 1, True, RuntimeError, r"must be 1-D .* or 2-D .*got shape \(1, 1, 1\)"),
+    (1.0, 1, True, RuntimeError, r"got shape \(\)"),
+    ([1.0, 1.0], 1.0, True, TypeError, r"num_samples must be an int, got float"),
+])
+def test_multinomial_errors_teach(weights, n, replacement, error, match):
+    with pytest.raises(error, match=match):
+        gradlab.multinomial(gradlab.tensor(weights), n, replacement)
+
+
+def test_multinomial_needs_a_tensor_and_a_generator_of_its_device():
+    with pytest.raises(TypeError, match=r"multinomial: input must be a Tensor of weights"):
+        gradlab.multinomial([0.5, 0.5], 1)
+    if gradlab.cuda.is_available():
+        with pytest.raises(RuntimeError, match=r"generator is for cuda.*same device"):
+            gradlab.multinomial(gradlab.ones(2), 1, generator=gradlab.Generator("cuda"))

@@ -33,7 +33,7 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``sorting``                  sort, argsort, topk, kthvalue, unique
 ``resampling``               interpolate (nearest, linear, bilinear ...)
 ``attention``                scaled_dot_product_attention
-``creation``                 tensor, zeros, randn, arange ... (no gradient)
+``creation``                 tensor, zeros, randn, arange, multinomial ... (no gradient)
 ===========================  ====================================================================
 
 (``softmax_family``, ``gather_scatter``, ``dropout_family`` and ``lookup``
@@ -110,7 +110,7 @@ FAMILIES = (arithmetic, unary, selection, comparison, reduction, statistics, sof
             linalg, shape, padding, triangular, joining, indexing, gather_scatter, activation,
             conversion, inplace, dense, convolution, pooling, adaptive_pooling, normalization,
             dropout_family, lookup, losses, classification_losses, sorting, resampling,
-            attention)
-"""The op families whose functions are also Tensor methods (``creation`` makes tensors)."""
+            attention, creation)
+"""The op families; each binds the functions its TENSOR_METHODS names onto Tensor."""
 
 install_methods(FAMILIES)

@@ -19,10 +19,12 @@ from ..tensor import Tensor
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones", "full", "empty",
-    "arange", "linspace", "eye", "rand", "randn", "randint", "normal", "randperm",
+    "arange", "linspace", "eye", "rand", "randn", "randint", "normal", "randperm", "multinomial",
     "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",
     "randint_like", "zeros_from_meta",
 ]
+# The one factory that is also a method: x.multinomial(n) draws from the weights in x.
+TENSOR_METHODS = ["multinomial"]
 
 
 def _infer_numpy(data, dtype_given: bool = False) -> np.ndarray:
@@ -297,6 +299,82 @@ def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
     dtype = _dt.to_dtype(dtype or _dt.int64)
     return _random(lambda g, s, d: g.permutation(n).astype(d.np), (n,), dtype, device,
                    generator, False)
+
+
+def multinomial(input, num_samples: int, replacement: bool = False, *,
+                generator=None) -> Tensor:
+    """Draw ``num_samples`` category indices, category ``i`` with probability
+    ``input[i] / input.sum()``: the weights need not add up to 1. A 2-D ``input`` is one
+    distribution per row, drawn independently. Returns int64 indices, no gradient.
+
+    With replacement each draw is independent: a uniform ``u`` in [0, 1) picks the
+    first category whose cumulative share of the weights exceeds it. Without
+    replacement each category gets the key ``E / w`` (``E`` exponential); taking the
+    ``num_samples`` smallest keys, in order, is the same as drawing one category at
+    a time and removing it. Categories of weight 0 come last (in index order).
+    """
+    op = "multinomial"
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}: input must be a Tensor of weights, got {type(input).__name__}")
+    if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)):
+        raise TypeError(f"{op}: num_samples must be an int, got {type(num_samples).__name__}")
+    num_samples = int(num_samples)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: the weights must be floating point, got {input.dtype}. "
+                           "Fix: input.float()")
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"{op}: the weights must be 1-D (one distribution) or 2-D (one per "
+                           f"row), got shape {tuple(input.shape)}")
+    if num_samples <= 0:
+        raise RuntimeError(f"{op}: cannot sample n_sample <= 0 samples (num_samples="
+                           f"{num_samples})")
+    categories = input.shape[-1]
+    if not replacement and num_samples > categories:
+        raise RuntimeError(
+            f"{op}: cannot sample n_sample > prob_dist.size(-1) samples without replacement: "
+            f"{num_samples} draws from {categories} categories. Fix: replacement=True, or "
+            "fewer samples")
+    dev = input._device
+    gen = generator if generator is not None else get_generator(dev)
+    if gen.device is not dev:
+        raise RuntimeError(f"{op}: the generator is for {gen.device} but the weights are on "
+                           f"{dev}; use a Generator of the same device")
+    xp = dev.get_backend().xp
+    with dev.get_backend().use_device(dev.index):
+        weights = input._data.astype(np.float64).reshape(-1, categories)
+        _check_weights(op, xp, weights, tuple(input.shape))
+        if replacement:
+            u = gen.rng.random((weights.shape[0], num_samples))
+            cdf = xp.cumsum(weights, axis=1)
+            cdf /= cdf[:, -1:]  # the last entry becomes exactly 1, so u < 1 always lands
+            out = xp.zeros((0, num_samples), dtype=np.int64) if not len(cdf) else \
+                xp.stack([xp.searchsorted(c, draws, side="right") for c, draws in zip(cdf, u)])
+        else:
+            u = gen.rng.random(weights.shape)
+            keys = -xp.log1p(-u) / xp.where(weights > 0, weights, 1.0)  # E / w
+            keys = xp.where(weights > 0, keys, xp.inf)
+            out = xp.argsort(keys, axis=1, kind="stable")[:, :num_samples]
+        out = out.astype(np.int64, copy=False).reshape(
+            (num_samples,) if input.ndim == 1 else (-1, num_samples))
+    return _new(out, dev)
+
+
+def _check_weights(op, xp, weights, shape) -> None:
+    """Multinomial weights must be finite, >= 0, and not all zero in any row."""
+    bad = ~(xp.isfinite(weights) & (weights >= 0))
+    if bool(bad.any()):
+        row = int(xp.nonzero(bad.any(axis=1))[0][0])
+        raise RuntimeError(
+            f"{op}: probability tensor contains either `inf`, `nan` or element < 0 (row {row} "
+            f"of weights with shape {shape}). Weights must be finite and >= 0; they need not "
+            "add up to 1")
+    empty = weights.sum(axis=1) <= 0
+    if bool(empty.any()):
+        row = int(xp.nonzero(empty)[0][0])
+        raise RuntimeError(
+            f"{op}: invalid multinomial distribution (sum of probabilities <= 0): row {row} "
+            f"of weights with shape {shape} has no positive weight, so there is nothing "
+            "to draw")
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,

@@ -1,4 +1,4 @@
-"""Joining and splitting: cat, stack, split, chunk, unbind.
+"""Joining and splitting: cat, stack, split, chunk, unbind (and meshgrid).
 
 These come in inverse pairs, and each one's backward is its partner:
 
@@ -16,13 +16,15 @@ output (the engine fills in zeros for outputs that got none).
 
 from __future__ import annotations
 
+import warnings
+
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import wrap_dim, xp_for
 
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "split", "chunk",
-           "unbind"]
+           "unbind", "meshgrid"]
 TENSOR_METHODS = ["split", "chunk", "unbind"]  # cat and stack are functions only, as in PyTorch
 
 
@@ -235,3 +237,53 @@ def unbind(input, dim: int = 0) -> tuple:
     if input.ndim == 0:
         raise RuntimeError("unbind: a 0-d tensor has no dim to unbind")
     return Unbind.apply(input, wrap_dim(dim, input.ndim, "unbind"))
+
+
+# --- meshgrid: 1-D coordinates spread over a grid -------------------------------------------
+
+def meshgrid(*tensors, indexing: str | None = None) -> tuple:
+    """Coordinate grids from 1-D tensors: ``meshgrid(xs, ys, indexing='ij')`` gives ``X``
+    and ``Y`` of shape ``(len(xs), len(ys))`` with ``X[i, j] = xs[i]``, ``Y[i, j] = ys[j]``.
+
+    ``indexing='xy'`` (NumPy's default, for plotting) swaps the first two dims: shape
+    ``(len(ys), len(xs))``. Each grid is one input reshaped and ``expand``-ed, a view
+    with no copy, so the gradient of a grid sums back onto its input (expand's backward).
+    Leaving out ``indexing`` means 'ij' and warns, as PyTorch does.
+    """
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if not tensors:
+        raise RuntimeError("meshgrid: expects a non-empty list of tensors")
+    if indexing is None:
+        warnings.warn("meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument ('ij' or 'xy'); using 'ij' (rows follow the first "
+                      "tensor)", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'meshgrid: indexing must be one of "xy" or "ij", but received: '
+                           f"{indexing}")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"meshgrid: expected tensors, but argument {i} is a "
+                            f"{type(t).__name__}. Fix: convert it with gradlab.tensor(...)")
+        if t.ndim > 1:
+            raise RuntimeError(f"meshgrid: expected 0-D or 1-D tensors, but tensor {i} has "
+                               f"shape {tuple(t.shape)}. Fix: flatten it with t.reshape(-1)")
+        if t.dtype is not tensors[0].dtype or t.device != tensors[0].device:
+            raise RuntimeError(
+                f"meshgrid: expects all tensors to have the same dtype and device, but tensor "
+                f"0 is {tensors[0].dtype} on {tensors[0].device} and tensor {i} is {t.dtype} "
+                f"on {t.device}. Fix: t.to(...) them first")
+    axes = list(range(len(tensors)))  # which dim of the grid each tensor runs along
+    if indexing == "xy" and len(tensors) >= 2:
+        axes[0], axes[1] = 1, 0
+    sizes = [t.numel() for t in tensors]
+    shape = [0] * len(tensors)
+    for axis, size in zip(axes, sizes):
+        shape[axis] = size
+    grids = []
+    for t, axis in zip(tensors, axes):
+        line = [1] * len(tensors)
+        line[axis] = -1
+        grids.append(t.reshape(line).expand(shape))
+    return tuple(grids)

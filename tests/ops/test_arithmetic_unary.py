@@ -285,3 +285,80 @@ def test_shapes_that_do_not_broadcast_name_the_op_and_the_rule():
     with pytest.raises(RuntimeError, match=r"mul: shapes \(2, 3\) and \(4,\) can't be "
                                            r"broadcast.*equal or one of them 1.*Fix"):
         gradlab.ones(2, 3) * gradlab.ones(4)
+
+
+# --- isclose, allclose, equal --------------------------------------------------------------
+
+SPECIAL = [0.0, 1.0, -1.0, 1.0 + 1e-6, 1.0 + 1e-4, 1e-9, float("nan"), float("inf"),
+           -float("inf"), 100.0, 100.001]
+
+
+@needs_torch
+@settings(max_examples=40, deadline=None)
+@given(shapes=mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3),
+       seed=st.integers(0, 2**16), equal_nan=st.booleans(),
+       rtol=st.sampled_from([0.0, 1e-5, 1e-3]), atol=st.sampled_from([0.0, 1e-8, 1e-2]),
+       dtype=st.sampled_from(["float32", "float64"]))
+def test_isclose_and_allclose_match_torch(shapes, seed, equal_nan, rtol, atol, dtype):
+    rng = np.random.default_rng(seed)
+    a, b = (rng.choice(SPECIAL, size=s).astype(dtype) for s in shapes.input_shapes)
+    kw = {"rtol": rtol, "atol": atol, "equal_nan": equal_nan}
+    ga, gb, ta, tb = gradlab.tensor(a), gradlab.tensor(b), torch.tensor(a), torch.tensor(b)
+    ours = gradlab.isclose(ga, gb, **kw).numpy()
+    np.testing.assert_array_equal(ours, torch.isclose(ta, tb, **kw).numpy())
+    assert ours.dtype == np.bool_
+    assert ga.allclose(gb, **kw) is ta.allclose(tb, **kw)
+
+
+@needs_torch
+def test_isclose_of_integers_and_bools_matches_torch():
+    for a, b, kw in (([1, 5], [1, 6], {"atol": 1}), ([10, 5], [11, 6], {"rtol": 0.1, "atol": 0}),
+                     ([2**62, 5], [-(2**62), 6], {"rtol": 0.0, "atol": 2}),
+                     ([True, False], [True, True], {})):
+        ours = gradlab.isclose(gradlab.tensor(a), gradlab.tensor(b), **kw)
+        theirs = torch.isclose(torch.tensor(a), torch.tensor(b), **kw)
+        assert ours.tolist() == theirs.tolist() and ours.dtype is gradlab.bool
+
+
+def test_isclose_is_relative_to_other_and_gives_no_graph():
+    x = gradlab.tensor([100.0, 1.0], requires_grad=True)
+    close = x.isclose(gradlab.tensor([100.5, 1.5]), rtol=0.01, atol=0.0)
+    assert close.tolist() == [True, False] and close.grad_fn is None
+    assert gradlab.allclose(x, x + 1e-9) is True
+    assert gradlab.allclose(gradlab.ones(2, 3), gradlab.ones(3))  # broadcasting
+    assert not gradlab.allclose(gradlab.tensor([float("nan")]), gradlab.tensor([float("nan")]))
+    assert gradlab.allclose(gradlab.tensor([float("nan")]), gradlab.tensor([float("nan")]),
+                            equal_nan=True)
+
+
+@needs_torch
+def test_equal_needs_same_shape_and_values_like_torch():
+    cases = [([1, 2], [1.0, 2.0]), ([1.0, 2.0], [[1.0, 2.0]]), ([float("nan")], [float("nan")]),
+             ([True, False], [1, 0]), ([[]], [[]]), ([1.0, 2.0], [1.0, 2.5])]
+    for a, b in cases:
+        ours = gradlab.equal(gradlab.tensor(a), gradlab.tensor(b))
+        assert ours is torch.equal(torch.tensor(a), torch.tensor(b)), (a, b)
+    assert gradlab.ones(2).equal(gradlab.ones(2)) is True
+    assert gradlab.equal(gradlab.ones(0), gradlab.ones(0, 1)) is False
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: gradlab.isclose(gradlab.ones(2), 1.0), TypeError,
+     r"isclose: other must be a Tensor, got float"),
+    (lambda: gradlab.allclose([1.0], gradlab.ones(1)), TypeError,
+     r"allclose: input must be a Tensor, got list"),
+    (lambda: gradlab.equal(gradlab.ones(2), 1), TypeError, r"equal: other must be a Tensor"),
+    (lambda: gradlab.isclose(gradlab.ones(2), gradlab.ones(2).double()), RuntimeError,
+     r"input has dtype gradlab.float32 but other has gradlab.float64.*other.to"),
+    (lambda: gradlab.allclose(gradlab.tensor([1, 2]), gradlab.ones(2)), RuntimeError,
+     r"isclose: input has dtype gradlab.int64"),
+    (lambda: gradlab.isclose(gradlab.ones(2), gradlab.ones(2), rtol=-1), RuntimeError,
+     r"rtol must be greater than or equal to zero, but got -1"),
+    (lambda: gradlab.isclose(gradlab.ones(2), gradlab.ones(2), atol=-1), RuntimeError,
+     r"atol must be greater than or equal to zero"),
+    (lambda: gradlab.allclose(gradlab.ones(2, 3), gradlab.ones(2)), RuntimeError,
+     r"isclose: shapes \(2, 3\) and \(2,\) can't be broadcast"),
+])
+def test_closeness_errors_teach(call, error, match):
+    with pytest.raises(error, match=match):
+        call()

@@ -226,3 +226,55 @@ ERRORS = [
 def test_errors_name_the_problem(make, error, match):
     with pytest.raises(error, match=match):
         make()
+
+
+# --- meshgrid ------------------------------------------------------------------------------
+
+MESHGRID_CASES = [
+    OpCase("meshgrid_ij", lambda lib, x, y: lib.meshgrid(x, y, indexing="ij"), ((3,), (4,)),
+           numpy=lambda np, x, y: tuple(np.meshgrid(x, y, indexing="ij")),
+           variants=(((), (4,)), ((0,), (2,)))),
+    OpCase("meshgrid_xy", lambda lib, x, y, z: lib.meshgrid([x, y, z], indexing="xy"),
+           ((2,), (3,), (4,)), numpy=lambda np, x, y, z: tuple(np.meshgrid(x, y, z))),
+    OpCase("meshgrid_one", lambda lib, x: lib.meshgrid((x,), indexing="xy"), ((3,),),
+           numpy=lambda np, x: (x,)),
+]
+
+globals().update(standard_op_tests(MESHGRID_CASES, prefix="meshgrid_"))
+
+
+def test_meshgrid_grids_are_views_whose_gradients_sum_back():
+    x = gradlab.arange(3.0, requires_grad=True)
+    y = gradlab.arange(4.0, requires_grad=True)
+    gx, gy = gradlab.meshgrid(x, y, indexing="ij")
+    assert np.shares_memory(gx.detach().numpy(), x.detach().numpy())
+    assert gx.grad_fn.name() == "ExpandBackward0"
+    assert gx[2].tolist() == [2.0] * 4 and gy[:, 1].tolist() == [1.0] * 3
+    (gx * gy).sum().backward()  # d/dx_i = sum_j y_j, d/dy_j = sum_i x_i
+    assert x.grad.tolist() == [6.0] * 3 and y.grad.tolist() == [3.0] * 4
+
+
+@needs_torch
+def test_meshgrid_without_indexing_warns_and_means_ij_like_torch():
+    with pytest.warns(UserWarning, match="indexing argument"):
+        ours = gradlab.meshgrid(gradlab.ones(2), gradlab.ones(3))
+    with pytest.warns(UserWarning, match="indexing argument"):
+        theirs = torch.meshgrid(torch.ones(2), torch.ones(3))
+    assert [tuple(t.shape) for t in ours] == [tuple(t.shape) for t in theirs] == [(2, 3)] * 2
+
+
+@pytest.mark.parametrize("make, error, match", [
+    (lambda: gradlab.meshgrid(indexing="ij"), RuntimeError, "non-empty list of tensors"),
+    (lambda: gradlab.meshgrid(_m(2), _m(2), indexing="ab"), RuntimeError,
+     'indexing must be one of "xy" or "ij", but received: ab'),
+    (lambda: gradlab.meshgrid(_m(2), _m(2, 2), indexing="ij"), RuntimeError,
+     r"0-D or 1-D tensors, but tensor 1 has shape \(2, 2\).*reshape\(-1\)"),
+    (lambda: gradlab.meshgrid(_m(2), [1.0], indexing="ij"), TypeError,
+     "argument 1 is a list"),
+    (lambda: gradlab.meshgrid(_m(2), _m(2).double(), indexing="ij"), RuntimeError,
+     r"same dtype and device, but tensor 0 is gradlab.float32 on cpu and tensor 1 is "
+     r"gradlab.float64"),
+])
+def test_meshgrid_errors(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
