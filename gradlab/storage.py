@@ -42,7 +42,9 @@ class Storage:
     def __del__(self) -> None:
         stats = self.stats
         stats.live -= self.nbytes
-        category = self.effective_category
+        category = self.category  # the effective category, inlined: every op output ends here
+        if self.saved_count and category == "other":
+            category = "activation"
         if category != "other":
             stats.by_category[category] -= self.nbytes
         if _listeners:
@@ -59,10 +61,23 @@ class Storage:
         return self.category
 
     def set_category(self, category: str) -> None:
-        """Move this storage's bytes to ``category`` (parameter, gradient, optimizer, ...)."""
-        before = self.effective_category
+        """Move this storage's bytes to ``category`` (parameter, gradient, optimizer, ...).
+
+        Every fresh ``.grad`` and every ``.grad = None`` comes here, so the
+        effective categories before and after are worked out inline.
+        """
+        before = own = self.category
+        if own == category:
+            return
+        held = self.saved_count
+        if held and own == "other":
+            before = "activation"
         self.category = category
-        self._moved(before)
+        after = "activation" if held and category == "other" else category
+        if after != before:
+            self.stats.move(before, after, self.nbytes)
+            if _listeners:
+                self.stats.announce("retag", self.nbytes, after)
 
     def retain_for_backward(self) -> None:
         """A backward node keeps this buffer: its bytes count as ``activation``.
@@ -84,13 +99,6 @@ class Storage:
             self.stats.by_category["activation"] -= self.nbytes
             if _listeners:
                 self.stats.announce("retag", self.nbytes, "other")
-
-    def _moved(self, before: str) -> None:
-        after = self.effective_category
-        if after != before:
-            self.stats.move(before, after, self.nbytes)
-            if _listeners:
-                self.stats.announce("retag", self.nbytes, after)
 
 
 _listeners = events.listeners  # the bus's own list: truthy exactly when someone listens

@@ -262,15 +262,14 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. the graph's leaves into their ``.grad``."""
-        from .autograd.engine import backward
-
-        backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
-                 inputs=inputs)
+        _engine.backward([self], None if gradient is None else [gradient], retain_graph,
+                         create_graph, inputs=inputs)
 
     def detach(self) -> Tensor:
         """The same values (shared memory), cut from the graph."""
         out = Tensor._make(self._data, self._storage, None, 0, False)
-        out.name = self.name
+        if self.name is not None:
+            out.name = self.name
         return out
 
     def detach_(self) -> Tensor:
@@ -451,6 +450,7 @@ class Tensor:
 
 
 _new_tensor = object.__new__
+_engine = None  # gradlab.autograd.engine, bound by that module (it imports this one)
 _function_module.Tensor = Tensor  # the dispatcher checks isinstance(arg, Tensor)
 _node_module.Tensor = Tensor  # saved tensors unpack into Tensors
 

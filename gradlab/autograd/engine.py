@@ -91,7 +91,7 @@ def _root_gradients(tensors, grad_tensors, create_graph):
                            "gradients; give one gradient per tensor")
     roots = []
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
-        if not t.requires_grad:
+        if not t._requires_grad:
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and has no grad_fn: nothing in "
                 f"its computation requires grad (shape {tuple(t.shape)}). Fix: create the "
@@ -107,7 +107,7 @@ def _root_gradients(tensors, grad_tensors, create_graph):
             g = _ones_like(t)
         elif not isinstance(g, Tensor):
             raise TypeError(f"backward: gradient must be a Tensor, got {type(g).__name__}")
-        elif g.shape != t.shape:
+        elif g._data.shape != t._data.shape:
             raise RuntimeError(
                 f"backward: gradient has shape {tuple(g.shape)} but the tensor has shape "
                 f"{tuple(t.shape)}; they must match")
@@ -153,16 +153,19 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accu
         while ready:
             node = heappop(ready)[1]
             grads = buffers.pop(node, None) or [None] * node.num_outputs
-            if node._pre_hooks is not None or node._retain_hooks is not None or \
-                    type(node) is AccumulateGrad:
+            at_leaf = type(node) is AccumulateGrad
+            if at_leaf:
+                leaf = node._variable()  # None once the leaf was freed
+                if leaf is not None and leaf._hooks:
+                    grads = [_apply_hooks(leaf._hooks, grads[0])]
+            elif node._pre_hooks is not None or node._retain_hooks is not None:
                 grads = _run_tensor_hooks(node, grads)
             if capture and node in capture:  # autograd.grad / backward(inputs=...)
                 for nr, i in capture[node]:
                     captured[i] = grads[nr]
             if must_run is not None and node not in must_run:
                 continue
-            if type(node) is AccumulateGrad:
-                leaf = node.variable
+            if at_leaf:
                 if leaf is not None:
                     _accumulate(leaf, grads[0], create_graph)
                 continue
@@ -236,12 +239,7 @@ def _add_to_buffer(buffers, node, nr, g):
 
 
 def _run_tensor_hooks(node, grads):
-    """Hooks registered on the tensors whose gradients just arrived, then ``retain_grad``."""
-    if isinstance(node, AccumulateGrad):
-        leaf = node.variable
-        return [_apply_hooks(leaf._hooks, grads[0]) if leaf is not None else grads[0]]
-    if node._pre_hooks is None and node._retain_hooks is None:
-        return grads
+    """Hooks registered on a non-leaf's outputs, then ``retain_grad`` (leaf hooks run inline)."""
     grads = list(grads)
     for nr, g in enumerate(grads):
         if g is None:
@@ -293,16 +291,27 @@ def _call_node(node, grads, retain_graph):
 
 def _validate(node, results):
     """Check a backward's gradients against its inputs: count, shape, dtype, device."""
-    n_args = len(node.next_functions)
-    if len(results) > n_args or (len(results) < n_args and any(
+    metas = node.input_meta
+    n_args = len(metas)
+    if len(results) != n_args and (len(results) > n_args or any(
             node.needs_input_grad[len(results):])):
         raise RuntimeError(
             f"function {node.name()} returned an incorrect number of gradients "
             f"(expected {n_args}, one per forward argument, got {len(results)})"
         )
+    # The common case, checked first: each gradient is a Tensor that fits its input
+    # exactly (or None where the input needs no gradient), so nothing is rebuilt.
+    for g, meta in zip(results, metas):
+        if g is None:
+            continue
+        if meta is None or type(g) is not Tensor or g._data.shape != meta[0] or \
+                g.dtype is not meta[1] or g._device is not meta[2]:
+            break
+    else:
+        return results
     out = []
     for i, g in enumerate(results):
-        meta = node.input_meta[i]
+        meta = metas[i]
         if g is None or meta is None:
             out.append(None if meta is None else g)
             continue
@@ -357,7 +366,7 @@ def _accumulate(leaf, g, create_graph):
             # instead of copying, as PyTorch steals a buffer whose use count is one.
             new = Tensor._make(g._data, g._storage, None, 0, False)
         else:
-            new = Tensor._make(g._data.copy(), None, None, 0, False)
+            new = _private_copy(g)
         # Shapes, dtypes and devices were checked per node, so skip the .grad setter's checks.
         new._storage.set_category("gradient")
         leaf._grad = new
@@ -372,6 +381,17 @@ def _accumulate(leaf, g, create_graph):
                                            events.tensor_ref(leaf._grad)))
 
 
+def _private_copy(g):
+    """A detached copy of ``g`` in fresh memory on ``g``'s device."""
+    dev = g._device
+    if dev.index is None:
+        data = g._data.copy()
+    else:  # CuPy copies onto the current device: make it g's
+        with dev.backend.use_device(dev.index):
+            data = g._data.copy()
+    return Tensor._make(data, Storage(data.nbytes, dev), None, 0, False)
+
+
 def _ones_like(t):
     """The implicit gradient of a scalar output: d(out)/d(out) = 1."""
     dev = t._device
@@ -381,3 +401,8 @@ def _ones_like(t):
         with dev.backend.use_device(dev.index):
             ones = dev.backend.xp.ones_like(t._data)
     return Tensor._make(ones, Storage(ones.nbytes, dev), None, 0, False)
+
+
+# Tensor.backward() calls backward() above through this binding: the tensor module cannot
+# import the engine (the engine imports it), and an import inside the method costs µs per call.
+sys.modules[Tensor.__module__]._engine = sys.modules[__name__]

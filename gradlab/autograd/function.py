@@ -138,9 +138,8 @@ def _dispatch(fn, args):
     requires_grad = False
     raw = fn.raw
     fargs = list(args) if raw else args
-    n = len(args)
-    for i in range(n):
-        a = args[i]
+    i = 0
+    for a in args:
         if isinstance(a, Tensor):
             if raw:
                 fargs[i] = a._data
@@ -150,15 +149,10 @@ def _dispatch(fn, args):
                 device = a._device
             elif a._device is not device:
                 _raise_mixed_devices(fn, args)
+        i += 1
     record = requires_grad and fn.differentiable and state.enabled
     if record:
-        ctx = _new_node(Node)
-        ctx.fn = fn
-        ctx.id = next(_node_ids)
-        ctx._saved = None
-        ctx.module = state.module
-        ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a._requires_grad
-                                      for a in args])
+        ctx = _record_node(fn, args)
     else:
         ctx = _NO_GRAD_CTX if raw else _ForwardOnlyContext()
 
@@ -187,10 +181,17 @@ def _dispatch(fn, args):
     node = ctx if record else None
     if type(result) is _ndarray and result.base is None and device is not None and \
             not fn.returns_input:
-        # The common case, kept short: one freshly allocated NumPy array.
-        out = _output(result, Storage(result.nbytes, device), node, 0)
+        # The common case, kept short: one freshly allocated NumPy array
+        # (what _output does, inlined).
+        diff = record and (result.dtype.kind == "f" or result.dtype == _bfloat16) and (
+            ctx._non_differentiable is None or id(result) not in ctx._non_differentiable)
+        out = _new_tensor(Tensor)
+        out._init(result, Storage(result.nbytes, device), ctx if diff else None, 0, diff)
         if record:
-            _connect(ctx, args, (out,))
+            ctx.num_outputs = 1
+            ctx.output_meta = ((result.shape, out.dtype, out._device),)
+            if ctx._saved is not None:
+                _resolve_all_saved(ctx, args, (out,))
         if listening:
             _emit_forward(fn, node, args, (out,), duration)
         return out
@@ -202,10 +203,44 @@ def _dispatch(fn, args):
     else:
         outputs = (_wrap(result, 0, fn, args, device, node),)
     if record:
-        _connect(ctx, args, outputs)
+        _connect_outputs(ctx, args, outputs)
     if listening:
         _emit_forward(fn, node, args, outputs, duration)
     return outputs if type(result) is tuple else outputs[0]
+
+
+def _record_node(fn, args):
+    """A new node for a call of ``fn``, with an edge to where each input's gradient goes.
+
+    Made before forward runs (forward may read ``ctx.needs_input_grad``); the
+    outputs are described by ``_connect_outputs`` once they exist.
+    """
+    node = _new_node(Node)  # no __init__: every field is set right here
+    node.fn = fn
+    node.id = next(_node_ids)
+    node._saved = None
+    node.module = state.module
+    edges = []
+    metas = []
+    needs = []
+    for a in args:
+        if isinstance(a, Tensor) and a._requires_grad:
+            grad_fn = a.grad_fn
+            if grad_fn is not None:
+                edges.append((grad_fn, a._out_index))
+            else:
+                acc = a._accumulator
+                edges.append((acc if acc is not None else _grad_accumulator(a), 0))
+            metas.append((a._data.shape, a.dtype, a._device))
+            needs.append(True)
+        else:
+            edges.append(None)
+            metas.append(None)
+            needs.append(False)
+    node.next_functions = tuple(edges)
+    node.input_meta = tuple(metas)
+    node.needs_input_grad = tuple(needs)
+    return node
 
 
 _new_node = object.__new__
@@ -288,30 +323,17 @@ def _device_of(array):
     return backend_for_array(array)[0]
 
 
-def _connect(node, args, outputs):
-    """Give ``node`` its edges to the inputs' nodes, and resolve what forward saved."""
-    edges = []
-    metas = []
-    for a in args:
-        if isinstance(a, Tensor) and a._requires_grad:
-            fn_ = a.grad_fn
-            if fn_ is not None:
-                edges.append((fn_, a._out_index))
-            else:
-                acc = a._accumulator
-                edges.append((acc if acc is not None else _grad_accumulator(a), 0))
-            metas.append((a._data.shape, a.dtype, a._device))
-        else:
-            edges.append(None)
-            metas.append(None)
-    node.next_functions = tuple(edges)
-    node.input_meta = tuple(metas)
+def _connect_outputs(node, args, outputs):
+    """Describe ``node``'s outputs (for zero gradients), and resolve what forward saved."""
     node.num_outputs = len(outputs)
     node.output_meta = tuple([None if o is None else (o._data.shape, o.dtype, o._device)
                               for o in outputs])
-    saved = node._saved
-    if saved is not None:
-        node._saved = tuple([_resolve_saved(item, args, outputs) for item in saved])
+    if node._saved is not None:
+        _resolve_all_saved(node, args, outputs)
+
+
+def _resolve_all_saved(node, args, outputs):
+    node._saved = tuple([_resolve_saved(item, args, outputs) for item in node._saved])
 
 
 def _resolve_saved(item, args, outputs):

@@ -138,7 +138,7 @@ class Node:
     @property
     def input_shapes(self) -> tuple:
         """Shape of each forward argument that needs a gradient (None for the others)."""
-        return tuple(None if m is None else m[0] for m in self.input_meta)
+        return tuple([None if m is None else m[0] for m in self.input_meta])
 
     @property
     def op(self) -> str:

@@ -156,6 +156,8 @@ def unbroadcast(grad: Tensor, shape) -> Tensor | None:
 
 def binary_op(fn, a, b):
     """Dispatch a two-input op after PyTorch's type promotion of its operands."""
+    if type(a) is Tensor and type(b) is Tensor and a.dtype is b.dtype:
+        return _dispatch(fn, (a, b))  # promote()'s first case, without the call
     return _dispatch(fn, promote(a, b))
 
 

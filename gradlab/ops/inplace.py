@@ -176,6 +176,9 @@ def _refuse_wider(name: str, result, target: Tensor) -> None:
 
 def _operand_for(op, target: Tensor, value):
     """Convert an operand to the target's dtype, refusing casts PyTorch refuses."""
+    if isinstance(value, Tensor) and value.dtype is target.dtype and \
+            value._device is target._device:
+        return value  # the common case (p -= lr * g): nothing to convert or refuse
     value = as_operand(value, target) if not isinstance(value, (Tensor, type(None))) else value
     if value is None or isinstance(value, tuple):
         return value

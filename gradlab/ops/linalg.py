@@ -50,12 +50,13 @@ class Matmul(Function):
         if b.ndim == 1:
             g2 = g2.unsqueeze(-1)
         grad_a = grad_b = None
+        # (Matmul.apply, not @: these shapes line up by construction, so skip the checks.)
         if sa is not None:  # dA = dC @ Bᵀ, summed over broadcast batch dims
-            grad_a = unbroadcast(g2 @ b2.mT, a2.shape)
+            grad_a = unbroadcast(Matmul.apply(g2, b2.mT), a2._data.shape)
             if a.ndim == 1:
                 grad_a = grad_a.reshape(sa)
         if sb is not None:  # dB = Aᵀ @ dC
-            grad_b = unbroadcast(a2.mT @ g2, b2.shape)
+            grad_b = unbroadcast(Matmul.apply(a2.mT, g2), b2._data.shape)
             if b.ndim == 1:
                 grad_b = grad_b.reshape(sb)
         return grad_a, grad_b
@@ -65,11 +66,12 @@ def _check_matmul(op: str, a, b) -> None:
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError(f"{op}: expected two tensors, got {type(a).__name__} and "
                         f"{type(b).__name__}; use * to multiply by a number")
-    if a.ndim == 0 or b.ndim == 0:
+    sa, sb = a._data.shape, b._data.shape
+    if not sa or not sb:
         raise RuntimeError(f"{op}: both arguments need at least 1 dimension, got shapes "
-                           f"{tuple(a.shape)} and {tuple(b.shape)}; use * for scalars")
-    ka = a.shape[-1]
-    kb = b.shape[-2] if b.ndim > 1 else b.shape[0]
+                           f"{sa} and {sb}; use * for scalars")
+    ka = sa[-1]
+    kb = sb[-2] if len(sb) > 1 else sb[0]
     if ka != kb:
         hint = ""
         if b.ndim > 1 and a.shape[-1] == b.shape[-1]:
@@ -81,8 +83,10 @@ def _check_matmul(op: str, a, b) -> None:
             f"({ka} != {kb}): the last dim of the first must equal the "
             f"{'first' if b.ndim == 1 else 'second-to-last'} dim of the second{hint}"
         )
+    if len(sa) < 3 or len(sb) < 3 or sa[:-2] == sb[:-2]:
+        return  # at most one operand has batch dims, or they are equal: nothing to broadcast
     try:
-        np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+        np.broadcast_shapes(sa[:-2], sb[:-2])
     except ValueError:
         raise RuntimeError(
             f"{op}: the batch dims {tuple(a.shape[:-2])} and {tuple(b.shape[:-2])} of shapes "

@@ -25,6 +25,7 @@ from ..tensor import Tensor
 from ._util import wrap_dim, wrap_dims, xp_for
 from .creation import arange
 from .selection import maximum, minimum, where
+from .shape import Expand
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "any", "all",
            "cumsum", "return_types"]
@@ -71,7 +72,7 @@ def expand_reduced(grad: Tensor, shape, dims, keepdim) -> Tensor:
     """
     if not keepdim and grad.ndim:
         grad = grad.reshape(reduced_shape(shape, dims, True))
-    return grad.expand(shape)
+    return Expand.apply(grad, tuple(shape))  # not expand(): this shape is valid by construction
 
 
 def need_elements(op: str, input: Tensor, dims) -> None:
@@ -111,7 +112,9 @@ class Sum(Function):
         ctx.dims, ctx.keepdim = dims, keepdim
         if dtype is None and a.dtype.kind in "biu":
             dtype = "int64"  # PyTorch sums integers and bools as int64
-        return a.sum(axis=dims, keepdims=keepdim, dtype=dtype)
+        # asarray: a full sum is a NumPy scalar; as a 0-d array it takes the dispatcher's
+        # short path for fresh arrays.
+        return xp_for(a).asarray(a.sum(axis=dims, keepdims=keepdim, dtype=dtype))
 
     @staticmethod
     def backward(ctx, grad):

@@ -194,7 +194,7 @@ class Tanh(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return grad * (1 - out * out)
+        return TanhBackward.apply(grad, out)  # grad * (1 - out * out), as one op
 
 
 class Sigmoid(Function):
@@ -214,7 +214,7 @@ class Sigmoid(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return grad * (out * (1 - out))
+        return SigmoidBackward.apply(grad, out)  # grad * (out * (1 - out)), as one op
 
 
 class Relu(Function):
@@ -231,7 +231,63 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return grad * (out > 0)
+        return ThresholdBackward.apply(grad, out)  # grad * (out > 0), as one op
+
+
+# --- fused backward ops: a derivative formula of two or three tensor ops computed as one op
+# (one dispatch per backward instead of several; PyTorch has the same ops, by these names).
+# Each is a Function like any other, so double backward differentiates through it.
+
+class TanhBackward(Function):
+    """grad · (1 - out²).   d/dgrad = 1 - out²,  d/dout = -2 · grad · out."""
+
+    raw = True
+    name = "tanh_backward"
+
+    @staticmethod
+    def forward(ctx, grad, out):
+        ctx.save_for_backward(grad, out)
+        return grad * (1 - out * out)
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, out = ctx.saved_tensors
+        return gg * (1 - out * out), gg * grad * out * -2
+
+
+class SigmoidBackward(Function):
+    """grad · out (1 - out).   d/dgrad = out (1 - out),  d/dout = grad · (1 - 2 out)."""
+
+    raw = True
+    name = "sigmoid_backward"
+
+    @staticmethod
+    def forward(ctx, grad, out):
+        ctx.save_for_backward(grad, out)
+        return grad * (out * (1 - out))
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, out = ctx.saved_tensors
+        return gg * (out * (1 - out)), gg * grad * (1 - out * 2)
+
+
+class ThresholdBackward(Function):
+    """grad where out > 0, else 0.   d/dgrad = (out > 0); the step in out is flat: no d/dout."""
+
+    raw = True
+    name = "threshold_backward"
+
+    @staticmethod
+    def forward(ctx, grad, out):
+        mask = out > 0
+        ctx.save_for_backward(mask)
+        return grad * mask
+
+    @staticmethod
+    def backward(ctx, gg):
+        (mask,) = ctx.saved_tensors
+        return gg * mask, None
 
 
 class Expm1(Function):
