@@ -13,9 +13,11 @@ warning, as in PyTorch). Names, arguments and defaults are PyTorch's.
 * classes (in :mod:`gradlab.ops.classification_losses`): ``cross_entropy``,
   ``nll_loss``, ``multi_margin_loss``.
 
-Most are short compositions of tensor ops, so their gradients come for free.
-Where a composition would be unstable or wrong at a kink (log 0, exp of a
-large logit), the loss is one ``Function`` with its derivative below it.
+Where PyTorch's graph shows one node for a loss (``MseLossBackward0``,
+``BinaryCrossEntropyWithLogitsBackward0`` ...), the loss here is one
+``Function`` too, with the reduction folded in and its derivative below it;
+that also keeps it stable (log 0, exp of a large logit). The others (l1,
+kl_div, the margin losses) are short compositions, as in PyTorch.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import xp_for
+from ._util import unbroadcast, xp_for
 from .classification_losses import FUNCTIONAL as _CLASSIFICATION
 from .classification_losses import (  # noqa: F401 - listed in FUNCTIONAL (F.cross_entropy ...)
     apply_reduction,
@@ -80,56 +82,149 @@ def _with_weight(op: str, loss, weight, input, reduction, mean_by_weight: bool =
     return apply_reduction(loss, reduction)
 
 
+def _reduce(loss, reduction: str):
+    """A loss node's own reduction, on raw arrays: PyTorch folds it into the node too."""
+    if reduction == "mean":
+        return quietly(loss.mean)  # the mean of nothing is nan, as in PyTorch
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def _each(grad, reduction: str, shape) -> Tensor:
+    """The gradient reaching each element's loss: ``grad``, or a summed loss's gradient
+    spread over every element (÷ n for the mean, whose derivative is 1/n each)."""
+    if reduction == "none":
+        return grad
+    n = int(np.prod(shape))
+    if reduction == "mean" and n:
+        grad = grad / n
+    return grad.expand(shape)
+
+
+class MseLoss(Function):
+    """l = (x - y)², reduced.   d/dx = 2 (x - y) = -d/dy."""
+
+    raw = True
+    name = "mse_loss"
+
+    @staticmethod
+    def forward(ctx, x, y, reduction):
+        ctx.reduction = reduction
+        ctx.save_for_backward(x, y)
+        diff = x - y
+        return _reduce(diff * diff, reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        diff = x - y
+        g = _each(grad, ctx.reduction, diff.shape) * diff * 2
+        return unbroadcast(g, ctx.input_shapes[0]), unbroadcast(-g, ctx.input_shapes[1]), None
+
+
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
              weight=None) -> Tensor:
     """(x - y)², the squared error.   d/dx = 2 (x - y)."""
     reduction = reduction_mode("mse_loss", reduction, size_average, reduce)
     _check_pair("mse_loss", input, target)
+    if weight is None:
+        return MseLoss.apply(input, target, reduction)
     diff = input - target
     return _with_weight("mse_loss", diff * diff, weight, input, reduction)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
             weight=None) -> Tensor:
-    """|x - y|, the absolute error.   d/dx = sign(x - y)."""
+    """|x - y|, the absolute error.   d/dx = sign(x - y).
+
+    PyTorch composes it from abs and mean/sum too (no L1Loss node).
+    """
     reduction = reduction_mode("l1_loss", reduction, size_average, reduce)
     _check_pair("l1_loss", input, target)
     return _with_weight("l1_loss", (input - target).abs(), weight, input, reduction)
 
 
+class SmoothL1Loss(Function):
+    """l = 0.5 d²/β where |d| < β, else |d| - 0.5 β (d = x - y), reduced.
+
+    d/dx = d/β inside, sign(d) outside (= -d/dy): the two pieces meet with the same slope.
+    """
+
+    raw = True
+    name = "smooth_l1_loss"
+
+    @staticmethod
+    def forward(ctx, x, y, reduction, beta):
+        ctx.reduction, ctx.beta = reduction, beta
+        ctx.save_for_backward(x, y)
+        diff = x - y
+        size = xp_for(diff).abs(diff)
+        return _reduce(xp_for(diff).where(size < beta, 0.5 * diff * diff / beta,
+                                          size - 0.5 * beta), reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        diff = x - y
+        slope = where(diff.abs() < ctx.beta, diff / ctx.beta, diff.sign())
+        g = _each(grad, ctx.reduction, diff.shape) * slope
+        return unbroadcast(g, ctx.input_shapes[0]), unbroadcast(-g, ctx.input_shapes[1]), \
+            None, None
+
+
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
-    """0.5 d²/β where |d| < β, else |d| - 0.5 β (d = x - y): L2 near 0, L1 beyond.
-
-    d/dx = d/β inside, sign(d) outside: the two pieces meet with the same slope.
-    """
+    """0.5 d²/β where |d| < β, else |d| - 0.5 β (d = x - y): L2 near 0, L1 beyond."""
     reduction = reduction_mode("smooth_l1_loss", reduction, size_average, reduce)
     if beta < 0:
         raise ValueError(f"smooth_l1_loss: beta must be >= 0 (the width of the quadratic "
                          f"zone), got {beta}")
     _check_pair("smooth_l1_loss", input, target)
-    diff = input - target
-    size = diff.abs()
-    if beta == 0:  # no quadratic zone: plain L1
-        return apply_reduction(size, reduction)
-    return apply_reduction(where(size < beta, 0.5 * diff * diff / beta, size - 0.5 * beta),
-                           reduction)
+    if beta == 0:  # no quadratic zone: plain L1 (PyTorch too)
+        return apply_reduction((input - target).abs(), reduction)
+    return SmoothL1Loss.apply(input, target, reduction, float(beta))
+
+
+class HuberLoss(Function):
+    """l = 0.5 d² where |d| < δ, else δ (|d| - 0.5 δ) (d = x - y), reduced: smooth_l1 times δ.
+
+    d/dx = d inside, δ sign(d) outside (= -d/dy).
+    """
+
+    raw = True
+    name = "huber_loss"
+
+    @staticmethod
+    def forward(ctx, x, y, reduction, delta):
+        ctx.reduction, ctx.delta = reduction, delta
+        ctx.save_for_backward(x, y)
+        diff = x - y
+        size = xp_for(diff).abs(diff)
+        return _reduce(xp_for(diff).where(size < delta, 0.5 * diff * diff,
+                                          delta * (size - 0.5 * delta)), reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        diff = x - y
+        slope = where(diff.abs() < ctx.delta, diff, diff.sign() * ctx.delta)
+        g = _each(grad, ctx.reduction, diff.shape) * slope
+        return unbroadcast(g, ctx.input_shapes[0]), unbroadcast(-g, ctx.input_shapes[1]), \
+            None, None
 
 
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0,
                weight=None) -> Tensor:
-    """0.5 d² where |d| < δ, else δ (|d| - 0.5 δ): smooth_l1 scaled by δ.
-
-    d/dx = d inside, δ sign(d) outside.
-    """
+    """0.5 d² where |d| < δ, else δ (|d| - 0.5 δ): smooth_l1 scaled by δ."""
     reduction = reduction_mode("huber_loss", reduction)
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be > 0 (where the loss turns linear), got "
                          f"{delta}")
     _check_pair("huber_loss", input, target)
-    diff = input - target
-    size = diff.abs()
-    loss = where(size < delta, 0.5 * diff * diff, delta * (size - 0.5 * delta))
+    if weight is None:
+        return HuberLoss.apply(input, target, reduction, float(delta))
+    loss = HuberLoss.apply(input, target, "none", float(delta))
     return _with_weight("huber_loss", loss, weight, input, reduction, mean_by_weight=False)
 
 
@@ -161,23 +256,26 @@ class BinaryCrossEntropy(Function):
     """l = -w (y log x + (1-y) log(1-x)), each log clamped at -100 so that x = 0 or 1 stays finite.
 
     d/dx = w (x - y) / max(x (1-x), 1e-12);  d/dy = w (log(1-x) - log x).
+    The reduction is part of the node, as in PyTorch.
     """
 
     raw = True
     name = "binary_cross_entropy"
 
     @staticmethod
-    def forward(ctx, x, y, w):
+    def forward(ctx, x, y, w, reduction):
+        ctx.reduction = reduction
         xp = xp_for(x)
         log_x = quietly(lambda: xp.maximum(xp.log(x), -100))  # log 0 = -inf, clamped
         log_1mx = quietly(lambda: xp.maximum(xp.log1p(-x), -100))
         loss = -(y * log_x + (1 - y) * log_1mx)
         ctx.save_for_backward(x, y, w)
-        return loss if w is None else loss * w
+        return _reduce(loss if w is None else loss * w, reduction)
 
     @staticmethod
     def backward(ctx, grad):
         x, y, w = ctx.saved_tensors
+        grad = _each(grad, ctx.reduction, x.shape)
         if w is not None:
             grad = grad * w
         grad_x = grad_y = None
@@ -185,7 +283,7 @@ class BinaryCrossEntropy(Function):
             grad_x = grad * (x - y) / (x * (1 - x)).clamp(min=1e-12)
         if ctx.needs_input_grad[1]:
             grad_y = grad * ((-x).log1p().clamp(min=-100) - x.log().clamp(min=-100))
-        return grad_x, grad_y, None
+        return grad_x, grad_y, None, None
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
@@ -200,8 +298,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
             f"in [{float(x.min()):.4g}, {float(x.max()):.4g}] (shape {_shape(input)}). If these "
             "are logits, use binary_cross_entropy_with_logits (or sigmoid them first)")
     w = _weight_for("binary_cross_entropy", weight, input)
-    loss = BinaryCrossEntropy.apply(input, target.to(input.dtype), w)
-    return apply_reduction(loss, reduction)
+    return BinaryCrossEntropy.apply(input, target.to(input.dtype), w, reduction)
 
 
 class BinaryCrossEntropyWithLogits(Function):
@@ -210,23 +307,26 @@ class BinaryCrossEntropyWithLogits(Function):
     Written this way nothing overflows for any x (without pos_weight it is
     max(x, 0) - x y + log1p(e^-|x|)).
     d/dx = w ((1 + (pw-1) y) sigmoid(x) - pw y);  d/dy = w ((pw-1) softplus(-x) - x).
+    The reduction is part of the node, as in PyTorch.
     """
 
     raw = True
     name = "binary_cross_entropy_with_logits"
 
     @staticmethod
-    def forward(ctx, x, y, w, pw):
+    def forward(ctx, x, y, w, pw, reduction):
+        ctx.reduction = reduction
         xp = xp_for(x)
         softplus_neg = xp.maximum(-x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
         log_weight = 1 if pw is None else 1 + (pw - 1) * y
         loss = (1 - y) * x + log_weight * softplus_neg
         ctx.save_for_backward(x, y, w, pw)
-        return loss if w is None else loss * w
+        return _reduce(loss if w is None else loss * w, reduction)
 
     @staticmethod
     def backward(ctx, grad):
         x, y, w, pw = ctx.saved_tensors
+        grad = _each(grad, ctx.reduction, x.shape)
         if w is not None:
             grad = grad * w
         grad_x = grad_y = None
@@ -241,7 +341,7 @@ class BinaryCrossEntropyWithLogits(Function):
             else:
                 softplus_neg = (-x).relu() + (-x.abs()).exp().log1p()
                 grad_y = grad * ((pw - 1) * softplus_neg - x)
-        return grad_x, grad_y, None, None
+        return grad_x, grad_y, None, None, None
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
@@ -263,43 +363,30 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
             raise ValueError(
                 f"{op}: pos_weight of shape {_shape(pos_weight)} must broadcast to the input's "
                 f"shape {_shape(input)}; it holds one weight per class (the last dim)") from None
-    loss = BinaryCrossEntropyWithLogits.apply(input, target.to(input.dtype), w, pw)
-    return apply_reduction(loss, reduction)
-
-
+    return BinaryCrossEntropyWithLogits.apply(input, target.to(input.dtype), w, pw, reduction)
 
 
 # --- KL divergence: how far a distribution is from a target distribution ----------------------
 
-class KlDiv(Function):
-    """l = t (log t - x) for log-probabilities x (0 where t = 0); with log_target, e^t (t - x).
+class XLogY(Function):
+    """t log t, with 0 log 0 = 0 (PyTorch's xlogy(t, t)): the entropy part of kl_div.
 
-    d/dx = -t (or -e^t);  d/dt = log t + 1 - x (or e^t (t - x + 1)).
+    d/dt = log t + 1.
     """
 
     raw = True
-    name = "kl_div"
+    name = "xlogy"
 
     @staticmethod
-    def forward(ctx, x, t, log_target):
-        xp = xp_for(x)
-        ctx.log_target = log_target
-        ctx.save_for_backward(x, t)
-        if log_target:
-            return xp.exp(t) * (t - x)
-        t_log_t = quietly(lambda: xp.where(t == 0, 0, t * xp.log(t)))  # x log x -> 0 at 0
-        return (t_log_t - t * x).astype(x.dtype, copy=False)
+    def forward(ctx, t):
+        xp = xp_for(t)
+        ctx.save_for_backward(t)
+        return quietly(lambda: xp.where(t == 0, 0, t * xp.log(t))).astype(t.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
-        x, t = ctx.saved_tensors
-        grad_x = grad_t = None
-        p = t.exp() if ctx.log_target else t
-        if ctx.needs_input_grad[0]:
-            grad_x = -grad * p
-        if ctx.needs_input_grad[1]:
-            grad_t = grad * (p * (t - x + 1) if ctx.log_target else t.log() + 1 - x)
-        return grad_x, grad_t, None
+        (t,) = ctx.saved_tensors
+        return grad * (t.log() + 1)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean",
@@ -316,8 +403,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
                       "and the support size; 'batchmean' divides only by the batch size, which "
                       "is the KL divergence's definition.", UserWarning, stacklevel=2)
     _check_pair("kl_div", input, target)
-    input, target = _broadcast(input, target)
-    loss = KlDiv.apply(input, target.to(input.dtype), bool(log_target))
+    input, target = _broadcast(input, target.to(input.dtype))
+    # l = t (log t - x), or e^t (t - x) for log-probability targets: composed, as PyTorch does
+    loss = target.exp() * (target - input) if log_target else XLogY.apply(target) - target * input
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.ndim else loss.sum()
     return apply_reduction(loss, reduction)

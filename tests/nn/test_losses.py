@@ -395,3 +395,64 @@ def test_weighted_module_state_dict_loads_into_torch():
     theirs = torch.nn.CrossEntropyLoss(weight=torch.zeros(3, dtype=torch.float64))
     theirs.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
     np.testing.assert_array_equal(theirs.weight.numpy(), w)
+
+
+# --- the node a student sees: PyTorch's grad_fn for every loss and reduction ------------------
+
+def _node_calls(lib):
+    F = lib.nn.functional
+    rng = np.random.default_rng(0)
+    x = lib.tensor(rng.uniform(0.1, 0.9, (3, 4)), requires_grad=True)
+    y, w = lib.tensor(rng.uniform(0, 1, (3, 4))), lib.tensor(rng.uniform(0.5, 1, (3, 4)))
+    s = lib.tensor(np.sign(rng.standard_normal((3, 4))))
+    return {
+        "mse": lambda r: F.mse_loss(x, y, reduction=r),
+        "mse_weight": lambda r: F.mse_loss(x, y, reduction=r, weight=w),
+        "l1": lambda r: F.l1_loss(x, y, reduction=r),
+        "l1_weight": lambda r: F.l1_loss(x, y, reduction=r, weight=w),
+        "smooth_l1": lambda r: F.smooth_l1_loss(x, y, reduction=r),
+        "smooth_l1_beta0": lambda r: F.smooth_l1_loss(x, y, reduction=r, beta=0.0),
+        "huber": lambda r: F.huber_loss(x, y, reduction=r),
+        "huber_weight": lambda r: F.huber_loss(x, y, reduction=r, weight=w),
+        "bce": lambda r: F.binary_cross_entropy(x, y, reduction=r),
+        "bce_weight": lambda r: F.binary_cross_entropy(x, y, w, reduction=r),
+        "bce_logits": lambda r: F.binary_cross_entropy_with_logits(x, y, reduction=r),
+        "bce_logits_pos_weight": lambda r: F.binary_cross_entropy_with_logits(
+            x, y, w, reduction=r, pos_weight=lib.tensor([1.0, 2.0, 3.0, 4.0])),
+        "kl_div": lambda r: F.kl_div(x, y, reduction=r),
+        "kl_div_log_target": lambda r: F.kl_div(x, y, reduction=r, log_target=True),
+        "kl_div_batchmean": lambda r: F.kl_div(x, y, reduction="batchmean"),
+        "hinge_embedding": lambda r: F.hinge_embedding_loss(x, s, reduction=r),
+        "cosine_embedding": lambda r: F.cosine_embedding_loss(x, y, s[:, 0], reduction=r),
+        "margin_ranking": lambda r: F.margin_ranking_loss(x, y, s, reduction=r),
+    }
+
+
+def _node_name(lib, loss):
+    return type(loss.grad_fn).__name__ if lib is torch else repr(loss.grad_fn)[1:].split(" ")[0]
+
+
+# Known differences, on purpose or waiting on another file: margin_ranking's clamp(min=0)
+# shows ClampBackward0 (PyTorch: ClampMinBackward0; gradlab.ops.selection names one clamp).
+NODE_DIFFERENCES = {("margin_ranking", "none")}
+
+
+@needs_torch
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("loss", list(_node_calls(gradlab)))
+def test_loss_node_names_match_torch(loss, reduction):
+    ours = _node_name(gradlab, _node_calls(gradlab)[loss](reduction))
+    theirs = _node_name(torch, _node_calls(torch)[loss](reduction))
+    if (loss, reduction) in NODE_DIFFERENCES:
+        assert (ours, theirs) == ("ClampBackward0", "ClampMinBackward0")
+    else:
+        assert ours == theirs
+
+
+def test_bce_with_logits_is_one_node_with_the_reduction_inside():
+    x = gradlab.ones(3, requires_grad=True)
+    loss = F.binary_cross_entropy_with_logits(x, gradlab.zeros(3))
+    assert repr(loss.grad_fn).startswith("<BinaryCrossEntropyWithLogitsBackward0")
+    assert loss.grad_fn.next_functions[0][0] is not None  # straight to x's accumulator
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full(3, 1 / (1 + np.exp(-1)) / 3))

@@ -17,6 +17,8 @@ LSTM), so a step is two matmuls. The input half ``W_ih x + b_ih`` does not
 depend on ``h``, so a layer computes it for all time steps in one matmul
 before the loop; only ``W_hh h`` runs step by step. Backward needs nothing
 special: autograd unrolls the loop (backpropagation through time).
+A layer also takes a :class:`~gradlab.nn.utils.rnn.PackedSequence` (sequences
+of different lengths): step t then runs on the rows still running.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from ...ops.dense import linear
 from ...ops.dropout_family import dropout as _dropout
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -275,15 +278,14 @@ class RNNBase(Module):
                 for layer in range(self.num_layers) for d in range(directions)]
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         name = type(self).__name__
         layout = "(batch, seq, features)" if self.batch_first else "(seq, batch, features)"
         if input.ndim not in (2, 3):
             raise ValueError(f"{name}: expected input of shape {layout}, or (seq, features) "
                              f"unbatched, got {tuple(input.shape)}")
-        if input.shape[-1] != self.input_size:
-            raise ValueError(f"{name}: input has {input.shape[-1]} features but the layer was "
-                             f"made with input_size={self.input_size} "
-                             f"(input {tuple(input.shape)})")
+        self._check_features(input)
         if input.shape[0 if input.ndim == 2 or not self.batch_first else 1] == 0:
             raise ValueError(f"{name}: the input sequence is empty (0 steps): "
                              f"{tuple(input.shape)} read as {layout}")
@@ -292,26 +294,9 @@ class RNNBase(Module):
             input = input.unsqueeze(1)
         elif self.batch_first:
             input = input.transpose(0, 1)
-        states = self._initial_states(input, hx, batched)
-
-        directions = 2 if self.bidirectional else 1
-        finals = []  # per layer and direction: h, or (h, c)
-        layer_input = input
-        for layer in range(self.num_layers):
-            outputs = []
-            for d in range(directions):
-                k = layer * directions + d
-                start = tuple(s[k] for s in states)
-                out, final = self._run_direction(layer_input, start, self._layer_weights(layer, d),
-                                                 reverse=d == 1)
-                outputs.append(out)
-                finals.append(final)
-            layer_input = outputs[0] if directions == 1 else ops.cat(outputs, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                layer_input = _dropout(layer_input, self.dropout, True)
-
-        output = layer_input
-        final_states = tuple(ops.stack(list(parts), 0) for parts in zip(*finals))
+        steps, batch = input.shape[:2]
+        states = self._initial_states(input, batch, hx, batched)
+        output, final_states = self._run_layers(input, [batch] * steps, states)
         if not batched:
             output = output.squeeze(1)
             final_states = tuple(s.squeeze(1) for s in final_states)
@@ -319,11 +304,57 @@ class RNNBase(Module):
             output = output.transpose(0, 1)
         return output, (final_states if self.mode == "LSTM" else final_states[0])
 
-    def _initial_states(self, input, hx, batched: bool):
+    def _forward_packed(self, input, hx):
+        """A PackedSequence in, a PackedSequence out; hx and the final states in batch order."""
+        data = input.data
+        if data.ndim != 2:
+            raise ValueError(f"{type(self).__name__}: a PackedSequence's data must be "
+                             f"(steps, features), got {tuple(data.shape)}")
+        self._check_features(data)
+        sizes = [int(n) for n in input.batch_sizes.tolist()]
+        order, unorder = input.sorted_indices, input.unsorted_indices
+        if hx is not None and order is not None:  # states given in batch order: sort them too
+            hx = tuple(s.index_select(1, order) for s in hx) if isinstance(hx, tuple) else \
+                hx.index_select(1, order)
+        states = self._initial_states(data, sizes[0], hx, True)
+        output, final_states = self._run_layers(data, sizes, states)
+        if unorder is not None:
+            final_states = tuple(s.index_select(1, unorder) for s in final_states)
+        output = PackedSequence(output, input.batch_sizes, order, unorder)
+        return output, (final_states if self.mode == "LSTM" else final_states[0])
+
+    def _check_features(self, input) -> None:
+        if input.shape[-1] != self.input_size:
+            raise ValueError(f"{type(self).__name__}: input has {input.shape[-1]} features but "
+                             f"the layer was made with input_size={self.input_size} "
+                             f"(input {tuple(input.shape)})")
+
+    def _run_layers(self, input, sizes, states):
+        """Every layer and direction over ``input``: (T, B, F) padded, or (Σ sizes, F) packed."""
+        directions = 2 if self.bidirectional else 1
+        packed = input.ndim == 2
+        finals = []  # per layer and direction: (h,) or (h, c)
+        layer_input = input
+        for layer in range(self.num_layers):
+            outputs = []
+            for d in range(directions):
+                k = layer * directions + d
+                weights = self._layer_weights(layer, d)
+                gi = linear(layer_input, weights[0], weights[2])  # W_ih x + b_ih, all steps
+                gi_steps = gi.split(sizes, 0) if packed else gi.unbind(0)
+                out, final = self._run_direction(gi_steps, sizes, tuple(s[k] for s in states),
+                                                 weights, reverse=d == 1)
+                outputs.append(ops.cat(out, 0) if packed else ops.stack(out, 0))
+                finals.append(final)
+            layer_input = outputs[0] if directions == 1 else ops.cat(outputs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                layer_input = _dropout(layer_input, self.dropout, True)
+        return layer_input, tuple(ops.stack(list(parts), 0) for parts in zip(*finals))
+
+    def _initial_states(self, input, batch: int, hx, batched: bool):
         """The (h,) or (h, c) start states, (layers·D, batch, size) each; zeros if not given."""
         name = type(self).__name__
         layers = self.num_layers * (2 if self.bidirectional else 1)
-        batch = input.shape[1]
         sizes = [self.proj_size or self.hidden_size]
         if self.mode == "LSTM":
             sizes.append(self.hidden_size)
@@ -349,29 +380,40 @@ class RNNBase(Module):
             states.append(s)
         return states
 
-    def _run_direction(self, input, start, weights, reverse: bool):
-        """One layer in one direction over the whole sequence: (outputs, final state)."""
-        w_ih, w_hh, b_ih, b_hh, w_hr = weights
-        steps = input.shape[0]
-        gi_all = linear(input, w_ih, b_ih)  # W_ih x + b_ih for every step at once
-        order = range(steps - 1, -1, -1) if reverse else range(steps)
-        outputs = [None] * steps
+    def _run_direction(self, gi_steps, sizes, start, weights, reverse: bool):
+        """One layer in one direction: the state after every step, and each row's final state.
+
+        Step t runs on the first ``sizes[t]`` rows (a packed batch is sorted
+        longest first, so the rows still running are the first ones). Going
+        forward, a row that stops keeps its last state as its final one;
+        going backward, a row joins at its own last step, from its start state.
+        """
+        _, w_hh, _, b_hh, w_hr = weights
+        order = range(len(sizes) - 1, -1, -1) if reverse else range(len(sizes))
+        outputs = [None] * len(sizes)
+        state, running, stopped = start, sizes[order[0]], []
+        if running < start[0].shape[0]:
+            state = tuple(s[:running] for s in start)
+        for t in order:
+            n = sizes[t]
+            if n > running:  # backward: rows whose sequences end here join
+                state = tuple(ops.cat([s, s0[running:n]], 0) for s, s0 in zip(state, start))
+            elif n < running:  # forward: rows whose sequences ended stop here
+                stopped.append(tuple(s[n:] for s in state))
+                state = tuple(s[:n] for s in state)
+            running = n
+            state = self._cell(gi_steps[t], state, w_hh, b_hh, w_hr)
+            outputs[t] = state[0]
+        if stopped:  # the last rows stopped first: put the pieces back in row order
+            state = tuple(ops.cat(list(parts), 0) for parts in zip(state, *reversed(stopped)))
+        return outputs, state
+
+    def _cell(self, gi, state, w_hh, b_hh, w_hr):
         if self.mode == "LSTM":
-            h, c = start
-            for t in order:
-                h, c = _lstm_step(gi_all[t], h, c, w_hh, b_hh, w_hr)
-                outputs[t] = h
-            final = (h, c)
-        else:
-            (h,) = start
-            for t in order:
-                if self.mode == "GRU":
-                    h = _gru_step(gi_all[t], h, w_hh, b_hh)
-                else:
-                    h = _rnn_step(gi_all[t], h, w_hh, b_hh, self._act)
-                outputs[t] = h
-            final = (h,)
-        return ops.stack(outputs, 0), final
+            return _lstm_step(gi, *state, w_hh, b_hh, w_hr)
+        if self.mode == "GRU":
+            return (_gru_step(gi, state[0], w_hh, b_hh),)
+        return (_rnn_step(gi, state[0], w_hh, b_hh, self._act),)
 
 
 class RNN(RNNBase):
