@@ -119,10 +119,16 @@ class Memory(Event):
 
 @dataclass(frozen=True, slots=True)
 class Phase(Event):
-    """A boundary of a training step: "backward_begin", "backward_end", "step", ..."""
+    """A boundary of a training step: "backward_begin", "backward_end", "step", ...
+
+    ``backward_begin`` names the tensors backward starts from in ``roots``,
+    so a listener can read the whole graph (``roots[i].tensor.grad_fn``)
+    before backward runs and frees what the nodes saved.
+    """
 
     kind: str
     iteration: int | None = None
+    roots: tuple[TensorRef, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

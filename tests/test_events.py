@@ -91,6 +91,8 @@ def test_backward_events(log):
     out.backward()
     phases = of_type(log, events.Phase)
     assert [p.kind for p in phases] == ["backward_begin", "backward_end"]
+    assert [r.tensor for r in phases[0].roots] == [out]  # where backward starts
+    assert phases[1].roots == ()
     nodes = of_type(log, events.BackwardNode)
     assert [n.op for n in nodes] == ["sum", "add", "mul"]  # one per node run, outputs first
     assert nodes[0].node_id == out.grad_fn.id
@@ -192,3 +194,21 @@ def test_a_listener_may_block_the_engine_thread():
 
 def test_no_listener_no_events():
     assert not events.listeners  # nothing left subscribed by other tests
+
+
+def test_backward_begin_lets_a_listener_read_the_graph_before_it_is_freed():
+    a = gradlab.ones(3, requires_grad=True)
+    out = (a.exp() * 2).sum()
+    seen = []
+
+    def walk(event):
+        if isinstance(event, events.Phase) and event.kind == "backward_begin":
+            node, names = event.roots[0].tensor.grad_fn, []
+            while node is not None:
+                names.append(node.name())
+                node = next((f for f, _ in node.next_functions if f is not None), None)
+            seen.append(names)
+
+    with events.subscribe(walk):
+        out.backward()
+    assert seen == [["SumBackward0", "MulBackward0", "ExpBackward0", "AccumulateGrad"]]

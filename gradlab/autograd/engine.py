@@ -147,7 +147,8 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accu
     prev_enabled = state.enabled
     state.enabled = create_graph
     if events.listeners:
-        events.emit(events.Phase(events.next_seq(), "backward_begin"))
+        events.emit(events.Phase(events.next_seq(), "backward_begin",
+                                 roots=tuple(events.tensor_ref(t) for t in tensors)))
     try:
         heappop, heappush = heapq.heappop, heapq.heappush
         while ready:
