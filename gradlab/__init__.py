@@ -29,7 +29,7 @@ from .memory import (
     reset_peak_memory_stats,
 )
 from .ops import *  # noqa: F403
-from .random import Generator, initial_seed, manual_seed, seed
+from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor import Size, Tensor
 
 float = float32  # noqa: A001 - PyTorch's aliases
@@ -39,7 +39,15 @@ long = int64
 int = int32  # noqa: A001
 
 # The subpackages built on the tensor, importable as gradlab.nn etc. after `import gradlab`.
-from . import cuda, datasets, nn, optim, utils  # noqa: E402
+from . import accelerator, compiler, cuda, datasets, nn, optim, testing, utils  # noqa: E402
+from ._formatting import set_printoptions  # noqa: E402
+from .backends import cudnn as _cudnn  # noqa: E402, F401 - gradlab.backends.cudnn, as in PyTorch
+from .backends import mps as _mps  # noqa: E402, F401 - gradlab.backends.mps
+from .compiler import compile  # noqa: E402, A004 - PyTorch's name
+from .legacy_types import *  # noqa: E402, F403 - FloatTensor, LongTensor ...
+from .threads import get_num_threads, set_num_threads  # noqa: E402
+
+from . import linalg  # noqa: E402 - the torch.linalg-style namespace (norms)
 from .serialization import *  # noqa: E402, F403
 
 __version__ = "0.1.0"

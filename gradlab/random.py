@@ -14,7 +14,7 @@ import threading
 from .backends import device as as_device
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "default_generator",
-           "get_generator"]
+           "get_generator", "get_rng_state", "set_rng_state"]
 
 DEFAULT_SEED = 67280421310721  # PyTorch's default initial seed
 
@@ -103,3 +103,66 @@ def seed() -> int:
 
 def initial_seed() -> int:
     return default_generator.initial_seed()
+
+
+# --- the CPU stream's position as a tensor (torch.get_rng_state / set_rng_state) -------------
+#
+# PyTorch returns its Mersenne Twister state as a uint8 tensor of 5056 bytes.
+# gradlab's CPU stream is NumPy's PCG64, whose whole position is two 128-bit
+# numbers (state and increment) plus a cached half-draw, so the state is an
+# int64 tensor of 14 entries: every number split into 32-bit pieces (low
+# first), all non-negative, so it survives any int64 round trip (save/load).
+#
+#   [format=1, seed (2 pieces), state (4), inc (4), has_uint32, uinteger (2)]
+
+_STATE_FORMAT = 1
+_STATE_LAYOUT = (("seed", 2), ("state", 4), ("inc", 4), ("has_uint32", 1), ("uinteger", 2))
+_STATE_SIZE = 1 + sum(n for _, n in _STATE_LAYOUT)
+
+
+def _pieces(value: int, count: int) -> list[int]:
+    return [(value >> (32 * i)) & 0xFFFFFFFF for i in range(count)]
+
+
+def get_rng_state():
+    """The CPU default generator's position, as an int64 tensor for ``set_rng_state``.
+
+    Restoring it replays the same random numbers (dropout masks, ``randn`` ...)
+    from that point on: save it with a checkpoint to resume a run exactly.
+    """
+    from .ops.creation import tensor
+
+    bits = default_generator.rng.bit_generator.state
+    values = {"seed": default_generator.initial_seed(), "state": bits["state"]["state"],
+              "inc": bits["state"]["inc"], "has_uint32": bits["has_uint32"],
+              "uinteger": bits["uinteger"]}
+    flat = [_STATE_FORMAT]
+    for key, count in _STATE_LAYOUT:
+        flat += _pieces(int(values[key]), count)
+    return tensor(flat, dtype="int64")
+
+
+def set_rng_state(new_state) -> None:
+    """Put the CPU default generator back where ``get_rng_state()`` found it."""
+    from .tensor import Tensor
+
+    if not isinstance(new_state, Tensor) or new_state.dtype.name != "int64" or \
+            tuple(new_state.shape) != (_STATE_SIZE,):
+        what = (f"{new_state.dtype} tensor of shape {tuple(new_state.shape)}"
+                if isinstance(new_state, Tensor) else type(new_state).__name__)
+        raise RuntimeError(
+            f"set_rng_state: expected the int64 tensor of {_STATE_SIZE} entries that "
+            f"gradlab.get_rng_state() returns, got a {what}. (A state saved by PyTorch, a "
+            "uint8 tensor, describes a different generator and can't be loaded here.)")
+    flat = [int(v) for v in new_state.tolist()]
+    if flat[0] != _STATE_FORMAT or any(not 0 <= v <= 0xFFFFFFFF for v in flat):
+        raise RuntimeError("set_rng_state: this tensor is not a state from "
+                           "gradlab.get_rng_state() (bad format tag or pieces)")
+    values, pos = {}, 1
+    for key, count in _STATE_LAYOUT:
+        values[key] = sum(v << (32 * i) for i, v in enumerate(flat[pos:pos + count]))
+        pos += count
+    default_generator.manual_seed(values["seed"])
+    default_generator.rng.bit_generator.state = {
+        "bit_generator": "PCG64", "state": {"state": values["state"], "inc": values["inc"]},
+        "has_uint32": values["has_uint32"], "uinteger": values["uinteger"]}

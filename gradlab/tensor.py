@@ -443,7 +443,8 @@ class Tensor:
                      "bfloat16": "BFloat16", "int32": "Int", "int64": "Long", "bool": "Bool"}
             prefix = "gradlab.cuda." if self._device.type == "cuda" else "gradlab."
             return f"{prefix}{names[self.dtype.name]}Tensor"
-        return self.to(_dt.to_dtype(dtype))
+        # A legacy type (gradlab.LongTensor) stands for its dtype, as in PyTorch.
+        return self.to(_dt.to_dtype(getattr(dtype, "dtype", dtype)))
 
     def type_as(self, other: Tensor) -> Tensor:
         return self.to(other.dtype)

@@ -16,7 +16,8 @@ from .grad_mode import (
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .node import Node
+from .variable import Variable
 
 __all__ = ["backward", "grad", "Function", "Node", "once_differentiable", "no_grad",
            "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError"]
+           "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "Variable"]

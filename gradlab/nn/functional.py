@@ -3,7 +3,9 @@
 Each name here is the very function that lives in :mod:`gradlab.ops` (one
 family per module): ``F.conv2d`` is ``gradlab.ops.convolution.conv2d``. A
 family lists the names it contributes in its ``FUNCTIONAL``; the few core ops
-that PyTorch also offers here (relu, softmax, pad, ...) are imported by name.
+that PyTorch also offers here (softmax, pad, ...) are imported by name. ``F.relu`` is
+``ops.activation.relu`` (it takes ``inplace=``), not ``gradlab.relu`` (which, like
+``torch.relu``, doesn't).
 """
 
 from ..ops import (
@@ -19,15 +21,16 @@ from ..ops import (
     pooling,
     resampling,
 )
+from ..ops.activation import relu, relu_, threshold
 from ..ops.padding import pad
 from ..ops.softmax_family import log_softmax, softmax
-from ..ops.unary import relu, sigmoid, tanh
+from ..ops.unary import sigmoid, tanh
 
 FAMILIES = (activation, dense, convolution, pooling, adaptive_pooling, normalization,
             dropout_family, lookup, losses, resampling, attention)
 """The op families whose ``FUNCTIONAL`` names are re-exported here."""
 
-__all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "pad"]
+__all__ = ["relu", "relu_", "threshold", "sigmoid", "tanh", "softmax", "log_softmax", "pad"]
 for _family in FAMILIES:
     for _name in _family.FUNCTIONAL:
         globals()[_name] = getattr(_family, _name)

@@ -114,3 +114,7 @@ FAMILIES = (arithmetic, unary, selection, comparison, reduction, statistics, sof
 """The op families; each binds the functions its TENSOR_METHODS names onto Tensor."""
 
 install_methods(FAMILIES)
+
+__all__ = sorted({name for family in FAMILIES for name in family.__all__})
+"""What ``from gradlab.ops import *`` (and so ``import gradlab``) exports: the functions,
+not the family modules (``gradlab.linalg`` is the torch.linalg-style namespace)."""

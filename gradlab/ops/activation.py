@@ -17,13 +17,15 @@ from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import check_float, xp_for
-from .inplace import apply_inplace
+from .inplace import apply_inplace, relu_
 from .selection import clamp, where
 from .unary import exp, sigmoid, tanh
+from .unary import relu as _relu
 
 # Exported as gradlab.<name>: only the activations PyTorch also has as torch.<name>.
-__all__ = ["erf", "selu", "celu"]
-# Re-exported by gradlab.nn.functional.
+__all__ = ["erf", "selu", "celu", "threshold"]
+# Re-exported by gradlab.nn.functional, which also imports relu, relu_ and threshold from here
+# by name (F.relu takes inplace=, torch.relu doesn't).
 FUNCTIONAL = ["leaky_relu", "elu", "gelu", "silu", "softplus", "hardtanh", "relu6",
               "logsigmoid", "mish", "selu", "celu", "hardsigmoid", "hardswish"]
 TENSOR_METHODS = ["erf"]
@@ -126,6 +128,23 @@ class LeakyRelu(Function):
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         return where(x > 0, grad, grad * ctx.negative_slope), None
+
+
+class Threshold(Function):
+    """x if x > t else v.   d/dx = 1 if x > t else 0 (0 at x = t, as in PyTorch)."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, x, threshold, value):
+        ctx.save_for_backward(x)
+        ctx.threshold = threshold
+        return xp_for(x).where(x > threshold, x, xp_for(x).asarray(value, dtype=x.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return where(x > ctx.threshold, grad, 0.0), None, None
 
 
 class Elu(Function):
@@ -324,6 +343,20 @@ def _activate(op: str, fn, input, *params, inplace: bool = False) -> Tensor:
     if inplace:
         return apply_inplace(fn, input, *params)
     return fn.apply(input, *params)
+
+
+def relu(input, inplace: bool = False) -> Tensor:
+    """max(x, 0). ``inplace=True`` overwrites ``input`` (``relu_``) to save one activation's
+    memory; autograd still works, since relu's backward needs only the output's sign."""
+    return relu_(input) if inplace else _relu(input)
+
+
+def threshold(input, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, else ``value``: relu is threshold(x, 0, 0)."""
+    _check_tensor("threshold", input)
+    if inplace:
+        return apply_inplace(Threshold, input, threshold, value)
+    return Threshold.apply(input, threshold, value)
 
 
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:

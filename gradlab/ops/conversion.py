@@ -1,10 +1,12 @@
-"""Changing dtype or device, and copying: ``to``, ``clone``, ``contiguous``.
+"""Changing dtype or device, and copying: ``to``, ``clone``, ``contiguous`` (and ``new_*``).
 
 These are differentiable: the gradient of a cast is the gradient cast back,
 the gradient of a device move is the gradient moved back.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -15,7 +17,9 @@ from ..storage import Storage
 from ..tensor import Tensor
 
 __all__ = ["clone"]
-TENSOR_METHODS = ["clone", "contiguous"]
+# new_zeros ... are methods only in PyTorch too (there is no torch.new_zeros).
+TENSOR_METHODS = ["clone", "contiguous", "new_zeros", "new_ones", "new_empty", "new_full",
+                  "new_tensor"]
 
 
 class ToDtype(Function):
@@ -109,3 +113,62 @@ def contiguous(input, memory_format=None) -> Tensor:
     if input._data.flags.c_contiguous:
         return input
     return Clone.apply(input)
+
+
+# --- new tensors "like this one": x.new_zeros(...) ---------------------------------------------
+#
+# Code that must work for any dtype and device (a model run in float64, or on the GPU)
+# allocates with ``x.new_zeros(batch, hidden)`` instead of ``gradlab.zeros(...)``: the new
+# tensor takes x's dtype and device unless told otherwise. Only those two are taken from
+# x: the shape is the one given, and the result never requires grad unless asked.
+
+def _like_self(self: Tensor, dtype, device) -> dict:
+    return {"dtype": self.dtype if dtype is None else dtype,
+            "device": self.device if device is None else device}
+
+
+def new_zeros(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Zeros of shape ``size`` (``x.new_zeros(2, 3)`` or ``x.new_zeros((2, 3))``), x's dtype
+    and device."""
+    from .creation import zeros
+
+    return zeros(*size, **_like_self(self, dtype, device), requires_grad=requires_grad)
+
+
+def new_ones(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Ones of shape ``size``, with x's dtype and device."""
+    from .creation import ones
+
+    return ones(*size, **_like_self(self, dtype, device), requires_grad=requires_grad)
+
+
+def new_empty(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of shape ``size`` with x's dtype and device (zeros: gradlab never hands out
+    uninitialised memory)."""
+    from .creation import empty
+
+    return empty(*size, **_like_self(self, dtype, device), requires_grad=requires_grad)
+
+
+def new_full(self: Tensor, size, fill_value, *, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """``fill_value`` everywhere, shape ``size``, x's dtype (not the fill value's) and device."""
+    from .creation import full
+
+    if isinstance(size, int):
+        raise TypeError(f"new_full: size must be a tuple of ints like (2, 3), got {size!r}; "
+                        f"write x.new_full(({size},), {fill_value!r})")
+    return full(size, fill_value, **_like_self(self, dtype, device), requires_grad=requires_grad)
+
+
+def new_tensor(self: Tensor, data, *, dtype=None, device=None,
+               requires_grad: bool = False) -> Tensor:
+    """A copy of ``data`` as a tensor with x's dtype and device (``data``'s own dtype is not
+    kept: ``x.new_tensor([1, 2])`` is float when x is)."""
+    from .creation import tensor
+
+    if isinstance(data, Tensor):
+        warnings.warn("new_tensor: to copy a tensor, data.clone().detach() is clearer (and "
+                      "data.clone().detach().requires_grad_(True) for a new leaf)",
+                      UserWarning, stacklevel=2)
+    return tensor(data, **_like_self(self, dtype, device), requires_grad=requires_grad)

@@ -1,4 +1,4 @@
-"""linear: the affine map of ``nn.Linear``, ``y = x Wᵀ + b``, as one op.
+"""linear: the affine map of ``nn.Linear``, ``y = x Wᵀ + b``, as one op (and addmm's family).
 
 It could be written as ``x @ weight.T + bias`` (three ops: transpose,
 matmul, add), but it runs on every layer of every step, so it is one node
@@ -15,12 +15,16 @@ shape (..., out):
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..autograd.function import Function
 from ..tensor import Tensor
+from ._util import unbroadcast
 
-__all__: list[str] = []  # PyTorch has no torch.linear in its public API, only F.linear
+# PyTorch has no torch.linear in its public API, only F.linear.
+__all__ = ["addmm", "addmv", "baddbmm", "addbmm"]
 FUNCTIONAL = ["linear"]
-TENSOR_METHODS: list = []
+TENSOR_METHODS = ["addmm", "addmv", "baddbmm", "addbmm"]
 
 
 class Linear(Function):
@@ -98,3 +102,134 @@ def _explain(input, weight, bias) -> None:
         f"linear: input, weight and bias must have the same dtype, got input {input.dtype}, "
         f"weight {weight.dtype}" + ("" if bias is None else f", bias {bias.dtype}") +
         ". Fix: convert the input (x.to(layer.weight.dtype)) or the layer (layer.double())")
+
+
+# --- addmm and its family: β·input + α·(product), one node each ---------------------------------
+#
+# ``addmm(b, x, W.t())`` is how hand-written layers (and PyTorch's own linear, once)
+# spell x Wᵀ + b. With P the product of m1 and m2 and g = dL/dout:
+#
+#     d/dinput = β g (summed to input's shape: it was broadcast)
+#     d/dm1    = α g m2ᵀ          d/dm2 = α m1ᵀ g
+#
+# (for addmv, m2 is a vector v: d/dm1 = α g vᵀ, an outer product; d/dv = α m1ᵀ g).
+# With β = 0 the input is ignored, so nan or inf in it does not leak through (PyTorch's rule).
+
+class Addmm(Function):
+    """out = β·input + α·(m1 @ m2).   dinput = β g,  dm1 = α g m2ᵀ,  dm2 = α m1ᵀ g."""
+
+    raw = True
+    name = "addmm"
+
+    @staticmethod
+    def forward(ctx, input, m1, m2, beta, alpha):
+        ctx.save_for_backward(m1, m2)
+        ctx.scales = (beta, alpha)
+        product = m1 @ m2
+        if alpha != 1:
+            product *= alpha
+        if beta == 0:
+            return product  # the input is ignored, nan and inf included
+        return product + (input if beta == 1 else beta * input)
+
+    @staticmethod
+    def backward(ctx, grad):
+        m1, m2 = ctx.saved_tensors
+        beta, alpha = ctx.scales
+        need_input, need_m1, need_m2 = ctx.needs_input_grad[:3]
+        grad_input = grad_m1 = grad_m2 = None
+        scaled = grad if alpha == 1 else grad * alpha
+        if need_input:  # β = 0 still gives a (zero) gradient, as in PyTorch
+            grad_input = unbroadcast(grad if beta == 1 else grad * beta, ctx.input_shapes[0])
+        if need_m1:
+            grad_m1 = scaled.unsqueeze(-1) * m2 if m2.ndim == 1 else scaled @ m2.mT
+        if need_m2:
+            grad_m2 = m1.mT @ scaled
+        return grad_input, grad_m1, grad_m2, None, None
+
+
+class Addmv(Addmm):
+    """out = β·input + α·(M @ v).   dinput = β g,  dM = α g vᵀ,  dv = α Mᵀ g."""
+
+    name = "addmv"
+
+
+class Baddbmm(Addmm):
+    """out = β·input + α·(b1 @ b2), one product per batch entry; derivatives as addmm's."""
+
+    name = "baddbmm"
+
+
+_EXPECTED = {"addmm": (2, 2, "two matrices (n, m) and (m, p)"),
+             "addmv": (2, 1, "a matrix (n, m) and a vector (m,)"),
+             "baddbmm": (3, 3, "two batches of matrices (b, n, m) and (b, m, p)")}
+
+
+def _add_product(op: type[Addmm], input, m1, m2, beta, alpha) -> Tensor:
+    name = op.name
+    nd1, nd2, what = _EXPECTED[name]
+    for label, t in (("input", input), ("first", m1), ("second", m2)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}: the {label} argument must be a Tensor, got "
+                            f"{type(t).__name__}")
+    if m1.ndim != nd1 or m2.ndim != nd2:
+        raise RuntimeError(f"{name}: expected {what}, got shapes {tuple(m1.shape)} and "
+                           f"{tuple(m2.shape)}")
+    inner = m2.shape[-2] if nd2 >= 2 else m2.shape[0]
+    if m1.shape[-1] != inner or (nd1 == 3 and m1.shape[0] != m2.shape[0]):
+        raise RuntimeError(f"{name}: shapes {tuple(m1.shape)} and {tuple(m2.shape)} can't be "
+                           f"multiplied ({m1.shape[-1]} != {inner}"
+                           + (f", or batch {m1.shape[0]} != {m2.shape[0]}" if nd1 == 3 else "")
+                           + "); did you mean to transpose one (W.t())?")
+    if not (input.dtype is m1.dtype and m1.dtype is m2.dtype):
+        raise RuntimeError(f"{name}: input, and both factors must have the same dtype, got "
+                           f"{input.dtype}, {m1.dtype} and {m2.dtype}. Fix: convert them, e.g. "
+                           f"x.to({m1.dtype})")
+    if not m1.dtype.is_floating_point and any(isinstance(s, float) for s in (beta, alpha)):
+        raise RuntimeError(f"{name}: for integer tensors beta and alpha must be integers, got "
+                           f"beta={beta!r}, alpha={alpha!r}")
+    out_shape = m1.shape[:-1] + (m2.shape[-1],) if nd2 >= 2 else m1.shape[:-1]
+    try:
+        broadcast = np.broadcast_shapes(tuple(input.shape), tuple(out_shape))
+    except ValueError:
+        broadcast = None
+    if broadcast != tuple(out_shape):
+        raise RuntimeError(f"{name}: input of shape {tuple(input.shape)} can't be broadcast to "
+                           f"the product's shape {tuple(out_shape)}")
+    return op.apply(input, m1, m2, beta, alpha)
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """β·input + α·(mat1 @ mat2): input broadcasts to (n, p); ``addmm(b, x, W.t())`` is linear."""
+    return _add_product(Addmm, input, mat1, mat2, beta, alpha)
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """β·input + α·(mat @ vec): a matrix-vector product plus a vector."""
+    return _add_product(Addmv, input, mat, vec, beta, alpha)
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """β·input + α·(batch1 @ batch2) for each of the b matrices (attention scores use it)."""
+    return _add_product(Baddbmm, input, batch1, batch2, beta, alpha)
+
+
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """β·input + α·Σ_b batch1[b] @ batch2[b]: the products summed over the batch.
+
+    Σ_b A_b B_b is one matrix product of A's blocks side by side, (n, b·m), with
+    B's stacked, (b·m, p), so this is addmm on those reshapes (one addmm node).
+    """
+    if not (isinstance(batch1, Tensor) and isinstance(batch2, Tensor)) or \
+            batch1.ndim != 3 or batch2.ndim != 3:
+        shapes = [tuple(t.shape) if isinstance(t, Tensor) else type(t).__name__
+                  for t in (batch1, batch2)]
+        raise RuntimeError(f"addbmm: expected two batches of matrices (b, n, m) and (b, m, p), "
+                           f"got {shapes[0]} and {shapes[1]}")
+    b, n, m = batch1.shape
+    if batch2.shape[:2] != (b, m):
+        raise RuntimeError(f"addbmm: shapes {tuple(batch1.shape)} and {tuple(batch2.shape)} "
+                           f"can't be multiplied batch by batch (need (b, n, m) and (b, m, p))")
+    side_by_side = batch1.permute(1, 0, 2).reshape(n, b * m)
+    stacked = batch2.reshape(b * m, batch2.shape[2])
+    return addmm(input, side_by_side, stacked, beta=beta, alpha=alpha)

@@ -1,4 +1,4 @@
-"""embedding: rows of a weight matrix picked by index.
+"""embedding: rows of a weight matrix picked by index (and one_hot, rows of an identity).
 
 ``embedding(input, weight)`` is ``weight[input]``: a table lookup, one row
 of ``weight`` (num_embeddings, embedding_dim) per index, so the output has
@@ -26,8 +26,8 @@ from ._util import add_at, xp_for
 # torch.embedding takes (weight, indices), F.embedding (input, weight): only the latter here
 # (and a function named like this module would also hide it as gradlab.ops.embedding).
 __all__: list[str] = []
-# Re-exported by gradlab.nn.functional.
-FUNCTIONAL = ["embedding"]
+# Re-exported by gradlab.nn.functional (one_hot too: PyTorch has no torch.one_hot).
+FUNCTIONAL = ["embedding", "one_hot"]
 TENSOR_METHODS: list = []
 
 
@@ -146,3 +146,39 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     if max_norm is not None:
         _renorm_(weight, indices, float(max_norm), float(norm_type))
     return Embedding.apply(weight, indices, padding_idx, bool(scale_grad_by_freq))
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """Class ids to indicator rows: out[..., c] = 1 where tensor[...] == c, else 0.
+
+    It is ``embedding(tensor, eye(num_classes))`` with integer output; it has
+    no gradient (its input is integers). The result is int64, as in PyTorch:
+    convert with ``.float()`` to use it as a target. ``num_classes=-1`` takes
+    the largest id + 1, which changes with the batch, so pass it explicitly.
+    """
+    if not isinstance(tensor, Tensor) or tensor.dtype is not _dt.int64:
+        what = tensor.dtype if isinstance(tensor, Tensor) else type(tensor).__name__
+        raise RuntimeError(f"one_hot: expected an int64 tensor of class ids, got {what}. "
+                           f"Fix: ids.long()")
+    ids = tensor._data
+    xp = xp_for(ids)
+    if num_classes == -1:
+        if ids.size == 0:
+            raise RuntimeError("one_hot: can't infer the number of classes from an empty "
+                               "tensor; pass num_classes=")
+        num_classes = int(ids.max()) + 1
+    if not isinstance(num_classes, int) or num_classes < 0:
+        raise RuntimeError(f"one_hot: num_classes must be a non-negative int or -1 (infer), "
+                           f"got {num_classes!r}")
+    if ids.size:
+        low, high = int(ids.min()), int(ids.max())
+        if low < 0:
+            raise RuntimeError(f"one_hot: class ids must be non-negative, got {low}")
+        if high >= num_classes:
+            raise RuntimeError(f"one_hot: class id {high} is out of range for num_classes="
+                               f"{num_classes} (ids must be in [0, {num_classes - 1}]). Fix: "
+                               f"num_classes={high + 1}, or check the labels")
+    out = (ids[..., None] == xp.arange(num_classes)).astype(ids.dtype)
+    from ..storage import Storage
+
+    return Tensor._make(out, Storage(out.nbytes, tensor.device), None, 0, False)

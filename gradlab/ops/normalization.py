@@ -1,4 +1,4 @@
-"""Normalization: batch_norm, layer_norm, group_norm.
+"""Normalization: batch_norm, layer_norm, group_norm (and normalize, to unit length).
 
 All three standardise a group of values to mean 0 and variance 1, then
 scale and shift them per channel::
@@ -32,8 +32,8 @@ from ..tensor import Tensor
 from ._util import check_float, xp_for
 
 __all__ = ["layer_norm", "group_norm"]
-# Re-exported by gradlab.nn.functional.
-FUNCTIONAL = ["batch_norm", "layer_norm", "group_norm"]
+# Re-exported by gradlab.nn.functional (normalize too: PyTorch has no torch.normalize).
+FUNCTIONAL = ["batch_norm", "layer_norm", "group_norm", "normalize"]
 TENSOR_METHODS: list = []
 
 
@@ -332,3 +332,28 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
         return input * 1.0 if weight is None else input * weight.reshape(
             _channel_shape(input.ndim, channels))
     return GroupNorm.apply(input, int(num_groups), weight, bias, float(eps))
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out=None) -> Tensor:
+    """Scale vectors along ``dim`` to unit p-norm: x / max(‖x‖_p, eps).
+
+    Embeddings and contrastive losses compare directions, not lengths.
+    ``eps`` keeps a zero vector at zero instead of 0/0 = nan. Composed of
+    norm, clamp and div (the graph shows those three), so its gradient is
+    theirs: for ‖x‖ > eps, d(x/‖x‖)/dx = (I - x̂x̂ᵀ)/‖x‖ (p = 2).
+    """
+    from .arithmetic import div
+    from .selection import clamp
+    from .statistics import norm
+
+    if out is not None:
+        raise TypeError("normalize: out= is not supported in gradlab; assign the result "
+                        "(x = F.normalize(x)) or copy it in: out.copy_(F.normalize(x))")
+    if not isinstance(input, Tensor):
+        raise TypeError(f"normalize: expected a Tensor, got {type(input).__name__}")
+    check_float("normalize", input)
+    if input.ndim == 0 and dim in (0, -1):
+        dim = None  # a 0-d tensor is its own one-element vector
+    denom = clamp(norm(input, p, dim, keepdim=True), min=eps)
+    return div(input, denom)
