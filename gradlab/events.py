@@ -115,6 +115,7 @@ class Memory(Event):
     category: str  # parameter, gradient, activation, optimizer, other
     live_bytes: int  # the device's total after this change
     peak_bytes: int
+    previous_category: str | None = None  # for "retag": where the bytes were before
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,9 +52,10 @@ class DeviceMemory:
         if after != "other":
             self.by_category[after] += nbytes
 
-    def announce(self, action: str, nbytes: int, category: str) -> None:
+    def announce(self, action: str, nbytes: int, category: str,
+                 previous: str | None = None) -> None:
         events.emit(events.Memory(events.next_seq(), action, str(self.device), nbytes,
-                                  category, self.live, self.peak))
+                                  category, self.live, self.peak, previous))
 
 
 _stats: dict = {}

@@ -77,7 +77,7 @@ class Storage:
         if after != before:
             self.stats.move(before, after, self.nbytes)
             if _listeners:
-                self.stats.announce("retag", self.nbytes, after)
+                self.stats.announce("retag", self.nbytes, after, before)
 
     def retain_for_backward(self) -> None:
         """A backward node keeps this buffer: its bytes count as ``activation``.
@@ -90,7 +90,7 @@ class Storage:
         if not held and self.category == "other":
             self.stats.by_category["activation"] += self.nbytes
             if _listeners:
-                self.stats.announce("retag", self.nbytes, "activation")
+                self.stats.announce("retag", self.nbytes, "activation", "other")
 
     def release_for_backward(self) -> None:
         held = self.saved_count - 1
@@ -98,7 +98,7 @@ class Storage:
         if not held and self.category == "other":
             self.stats.by_category["activation"] -= self.nbytes
             if _listeners:
-                self.stats.announce("retag", self.nbytes, "other")
+                self.stats.announce("retag", self.nbytes, "other", "activation")
 
 
 _listeners = events.listeners  # the bus's own list: truthy exactly when someone listens

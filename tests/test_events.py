@@ -139,12 +139,14 @@ def test_memory_events_for_saved_tensors(log):
     log.clear()
     y = x * x  # saves x: x's bytes become 'activation'
     retags = [e for e in of_type(log, events.Memory) if e.action == "retag"]
-    assert [(e.nbytes, e.category) for e in retags] == [(400, "activation")]
+    assert [(e.nbytes, e.category, e.previous_category) for e in retags] == [
+        (400, "activation", "other")]
     log.clear()
     y.sum().backward()
     retags = [e for e in of_type(log, events.Memory) if e.action == "retag"]
-    assert (400, "other") in [(e.nbytes, e.category) for e in retags]  # x released
-    assert (400, "gradient") in [(e.nbytes, e.category) for e in retags]  # x.grad
+    moves = [(e.nbytes, e.category, e.previous_category) for e in retags]
+    assert (400, "other", "activation") in moves  # x released by backward
+    assert (400, "gradient", "other") in moves  # x.grad
 
 
 def test_a_listener_that_raises_does_not_corrupt_the_run(capsys):

@@ -278,10 +278,16 @@ def worker_loop(iterable: bool, dataset, index_queue, result_queue, done_event,
             result_queue.put(_pickled(batch_idx, data, where))
     except KeyboardInterrupt:
         pass  # Ctrl-C reaches every process; the main process reports it
-    # A worker only stops when the main process wants nothing more from it, so results
-    # still unread in the pipe must not keep it alive.
-    result_queue.cancel_join_thread()
+    if done_event.is_set():
+        # The main process is shutting down and reads nothing more: results still in the
+        # pipe must not keep this worker alive.
+        result_queue.cancel_join_thread()
+    # Otherwise (told to stop with None, its iterable dataset ended) the main process is
+    # still reading from the queue that all workers share. Exiting before our feeder
+    # thread has finished its last write could leave the queue's cross-process write lock
+    # held forever, and every other worker blocked behind it: close and wait instead.
     result_queue.close()
+    result_queue.join_thread()
 
 
 def _pickled(batch_idx: int, data, where: str) -> bytes:
