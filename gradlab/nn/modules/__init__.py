@@ -1,6 +1,7 @@
 """The layers of ``gradlab.nn``, one kind per module (as in PyTorch's ``torch.nn.modules``)."""
 
 from .activation import *
+from .attention import *
 from .container import *
 from .conv import *
 from .dropout import *
@@ -12,3 +13,5 @@ from .normalization import *
 from .pooling import *
 from .rnn import *
 from .sparse import *
+from .transformer import *
+from .upsampling import *
