@@ -75,13 +75,21 @@ _NO_GRAD_CTX = _NoGradContext()
 
 
 class _FunctionMeta(type):
-    """Gives each Function subclass its op ``name`` and PyTorch-style ``node_name``."""
+    """Gives each Function subclass its op ``name``, PyTorch-style ``node_name``, and the
+    class of its nodes.
+
+    The node class is an empty subclass of :class:`Node` named like PyTorch's
+    (``MulBackward0``), so ``type(y.grad_fn).__name__`` reads as it does there.
+    """
 
     def __init__(cls, clsname, bases, ns):
         super().__init__(clsname, bases, ns)
         if "name" not in ns:
             cls.name = clsname[0].lower() + clsname[1:]
         cls.node_name = ns.get("node_name") or f"{clsname}Backward0"
+        cls.node_class = type(cls.node_name, (Node,), {
+            "__slots__": (), "__module__": cls.__module__,
+            "__doc__": f"The backward node of {cls.__qualname__}."})
 
 
 class Function(metaclass=_FunctionMeta):
@@ -215,7 +223,7 @@ def _record_node(fn, args):
     Made before forward runs (forward may read ``ctx.needs_input_grad``); the
     outputs are described by ``_connect_outputs`` once they exist.
     """
-    node = _new_node(Node)  # no __init__: every field is set right here
+    node = _new_node(fn.node_class)  # no __init__: every field is set right here
     node.fn = fn
     node.id = next(_node_ids)
     node._saved = None

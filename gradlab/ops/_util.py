@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from numbers import Number
 
 import numpy as np
@@ -184,3 +185,20 @@ def add_at(target, index, values) -> None:
         import cupyx
 
         cupyx.scatter_add(target, index, values)
+
+
+def numpy_keywords(fn):
+    """Let ``fn`` take NumPy's ``axis=``/``keepdims=`` for ``dim=``/``keepdim=``, as PyTorch does.
+
+    (``x.sum(axis=0)`` is common in code ported from NumPy.) Only calls with
+    keyword arguments pay for the check.
+    """
+    @functools.wraps(fn)
+    def accepting_numpy_keywords(*args, **kwargs):
+        if kwargs:
+            if "axis" in kwargs:
+                kwargs["dim"] = kwargs.pop("axis")
+            if "keepdims" in kwargs:
+                kwargs["keepdim"] = kwargs.pop("keepdims")
+        return fn(*args, **kwargs)
+    return accepting_numpy_keywords

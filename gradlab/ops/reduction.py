@@ -22,7 +22,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import wrap_dim, wrap_dims, xp_for
+from ._util import numpy_keywords, wrap_dim, wrap_dims, xp_for
 from .creation import arange
 from .selection import maximum, minimum, where
 from .shape import Expand
@@ -122,6 +122,7 @@ class Sum(Function):
         return expand_reduced(grad, shape, ctx.dims, ctx.keepdim), None, None, None
 
 
+@numpy_keywords
 def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A001
     """Sum of all elements, or over ``dim`` (an int or a tuple of ints)."""
     dtype = None if dtype is None else _dt.to_dtype(dtype).np
@@ -147,6 +148,7 @@ class Mean(Function):
         return expand_reduced(grad, ctx.input_shapes[0], ctx.dims, ctx.keepdim), None, None
 
 
+@numpy_keywords
 def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Average of all elements, or over ``dim``. Needs a floating point tensor."""
     if dtype is not None:
@@ -195,6 +197,7 @@ class Prod(Function):
         return grad * where(zero, rest * other_zeros, rest / nonzero * zeros), None, None
 
 
+@numpy_keywords
 def prod(input, dim: int | None = None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Product of all elements, or over one ``dim``; integers and bools multiply as int64."""
     if dim is not None and not isinstance(dim, (int, np.integer)):
@@ -292,6 +295,7 @@ def _extreme(op, input, dim, keepdim, other):
     return getattr(return_types, op)(values, indices)
 
 
+@numpy_keywords
 def max(input, dim=None, keepdim: bool = False, *,  # noqa: A001
         other=None) -> Tensor | tuple[Tensor, Tensor]:
     """``max(x)``: the largest value (ties share the gradient); ``max(x, dim)``: the
@@ -299,12 +303,14 @@ def max(input, dim=None, keepdim: bool = False, *,  # noqa: A001
     return _extreme("max", input, dim, keepdim, other)
 
 
+@numpy_keywords
 def min(input, dim=None, keepdim: bool = False, *,  # noqa: A001
         other=None) -> Tensor | tuple[Tensor, Tensor]:
     """``min(x)``, ``min(x, dim)`` -> ``(values, indices)``, ``min(x, y)``: see ``max``."""
     return _extreme("min", input, dim, keepdim, other)
 
 
+@numpy_keywords
 def amax(input, dim=(), keepdim: bool = False) -> Tensor:
     """Largest value over ``dim`` (an int or tuple; () means all). Ties share the gradient."""
     dims = reduce_dims(input, dim, "amax")
@@ -312,6 +318,7 @@ def amax(input, dim=(), keepdim: bool = False) -> Tensor:
     return Amax.apply(input, dims, keepdim, True)
 
 
+@numpy_keywords
 def amin(input, dim=(), keepdim: bool = False) -> Tensor:
     """Smallest value over ``dim`` (an int or tuple; () means all). Ties share the gradient."""
     dims = reduce_dims(input, dim, "amin")
@@ -346,11 +353,13 @@ def _arg(fn, op, input, dim, keepdim):
     return fn.apply(input, dim, keepdim, fn is Argmax)
 
 
+@numpy_keywords
 def argmax(input, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the largest value (the first, on ties)."""
     return _arg(Argmax, "argmax", input, dim, keepdim)
 
 
+@numpy_keywords
 def argmin(input, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the smallest value (the first, on ties)."""
     return _arg(Argmin, "argmin", input, dim, keepdim)
@@ -371,11 +380,13 @@ class All(Any):
     pass
 
 
+@numpy_keywords
 def any(input, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True where any element (over ``dim``) is nonzero; False for no elements."""
     return Any.apply(input, reduce_dims(input, dim, "any"), keepdim, False)
 
 
+@numpy_keywords
 def all(input, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True where every element (over ``dim``) is nonzero; True for no elements."""
     return All.apply(input, reduce_dims(input, dim, "all"), keepdim, True)
@@ -401,6 +412,7 @@ class Cumsum(Function):
         return Cumsum.apply(grad, ctx.dim, not ctx.reverse), None, None
 
 
+@numpy_keywords
 def cumsum(input, dim: int | None = None, *, dtype=None) -> Tensor:
     """Running sums along ``dim`` (required); integers and bools sum as int64."""
     if dim is None:

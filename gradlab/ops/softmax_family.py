@@ -20,7 +20,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import check_float, xp_for
+from ._util import check_float, numpy_keywords, xp_for
 from .reduction import dim_axis, expand_reduced, reduce_dims, reduced_shape
 
 __all__ = ["softmax", "log_softmax", "logsumexp"]
@@ -64,6 +64,7 @@ class Logsumexp(Function):
         return expand_reduced(grad, shape, dims, keepdim) * softmax_a, None, None
 
 
+@numpy_keywords
 def logsumexp(input, dim=None, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))) over ``dim`` (required), without overflow; integers become float."""
     _dim_required("logsumexp", dim)
@@ -123,11 +124,13 @@ def _normalize(fn, op, input, dim, dtype):
     return fn.apply(input, dim_axis(input, dim, op))
 
 
+@numpy_keywords
 def softmax(input, dim: int | None = None, dtype=None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim`` (required): values in [0, 1] that sum to 1."""
     return _normalize(Softmax, "softmax", input, dim, dtype)
 
 
+@numpy_keywords
 def log_softmax(input, dim: int | None = None, dtype=None) -> Tensor:
     """log(softmax(x)) along ``dim`` (required), in one stable step."""
     return _normalize(LogSoftmax, "log_softmax", input, dim, dtype)

@@ -17,7 +17,7 @@ import warnings
 
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import check_float, xp_for
+from ._util import check_float, numpy_keywords, xp_for
 from .reduction import expand_reduced, mean, need_elements, quietly, reduce_dims, reduced_count
 from .selection import where
 from .unary import sign
@@ -94,18 +94,21 @@ def _spread(fn, op, input, dim, unbiased, keepdim, correction):
     return fn.apply(input, dims, keepdim, correction)
 
 
+@numpy_keywords
 def var(input, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None) -> Tensor:
     """Variance over ``dim``, dividing by N - correction (correction 1 = unbiased, default)."""
     return _spread(Var, "var", input, dim, unbiased, keepdim, correction)
 
 
+@numpy_keywords
 def std(input, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None) -> Tensor:
     """Standard deviation over ``dim``: √var, with var's ``unbiased``/``correction``."""
     return _spread(Std, "std", input, dim, unbiased, keepdim, correction)
 
 
+@numpy_keywords
 def var_mean(input, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
              correction: float | None = None) -> tuple[Tensor, Tensor]:
     """``(var, mean)`` over ``dim``: the variance and the mean it was measured from."""
@@ -113,6 +116,7 @@ def var_mean(input, dim=None, unbiased: bool | None = None, keepdim: bool = Fals
     return out, mean(input, None if isinstance(dim, bool) else dim, keepdim)
 
 
+@numpy_keywords
 def std_mean(input, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
              correction: float | None = None) -> tuple[Tensor, Tensor]:
     """``(std, mean)`` over ``dim``: the standard deviation and the mean it was measured from."""

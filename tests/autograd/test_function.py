@@ -267,3 +267,14 @@ def test_custom_forward_may_read_back_what_it_set_on_ctx_under_no_grad():
         assert Scale.apply(x, 3.0).tolist() == [3.0, 6.0]
     Scale.apply(x, 3.0).sum().backward()
     assert x.grad.tolist() == [3.0, 3.0]
+
+
+def test_each_op_has_a_node_class_named_like_pytorchs():
+    """``type(y.grad_fn).__name__`` is PyTorch's (torchviz and tutorials read it)."""
+    x = gradlab.ones(2, requires_grad=True)
+    y = (x + 1) * x.exp()
+    assert type(y.grad_fn).__name__ == "MulBackward0" == y.grad_fn.name()
+    add_node = y.grad_fn.next_functions[0][0]
+    assert type(add_node).__name__ == "AddBackward0"
+    assert isinstance(y.grad_fn, gradlab.autograd.Node)
+    assert type((x * 2).grad_fn) is type(y.grad_fn)  # one class per op, not per call

@@ -386,3 +386,22 @@ def test_reductions_match_numpy_values_and_gradients(case, keepdim, op):
              "amax": (x_np == np.amax(x_np, axis=axis, keepdims=True)).astype(float),
              "var": 2 * (x_np - x_np.mean(axis=axis, keepdims=True)) / count}[op]
     np.testing.assert_allclose(x.grad.numpy(), local, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name, kwargs", [
+    ("sum", {"axis": 1}), ("mean", {"axis": 0, "keepdims": True}), ("prod", {"axis": -1}),
+    ("amax", {"axis": 1, "keepdims": True}), ("argmax", {"axis": 0}), ("std", {"axis": 1}),
+    ("var", {"axis": 0, "keepdims": True}), ("logsumexp", {"axis": 1}),
+    ("softmax", {"axis": 1}), ("cumsum", {"axis": 0}),
+])
+def test_numpy_keywords_axis_and_keepdims_mean_dim_and_keepdim(name, kwargs):
+    x = np.arange(1.0, 7.0).reshape(2, 3)
+    ours = getattr(gradlab, name)(gradlab.tensor(x), **kwargs)
+    plain = {"dim" if k == "axis" else "keepdim": v for k, v in kwargs.items()}
+    expected = getattr(gradlab, name)(gradlab.tensor(x), **plain)
+    np.testing.assert_array_equal(ours.numpy(), expected.numpy())
+    method = getattr(gradlab.tensor(x), name)(**kwargs)  # the Tensor method too
+    np.testing.assert_array_equal(method.numpy(), expected.numpy())
+    if torch is not None:
+        theirs = getattr(torch, name)(torch.tensor(x), **kwargs)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy())
