@@ -7,8 +7,11 @@ window's max (or sum) is separable: reduce along W first (``kw`` slices),
 then along H (``kh`` slices), ``kh + kw`` vectorised steps in all.
 
 * max:  out = max over the window. The gradient goes to the position of the
-  max (the first one, in row-major order, if several tie), whose flat index
-  forward keeps: backward is a scatter, and its own backward a gather.
+  max (the first one, in row-major order, if several tie): backward is a
+  scatter, and its own backward a gather. Forward keeps which offset won
+  each of its two steps; backward retraces them, ``kh + kw`` vectorised
+  selects (writes where the windows tile the input, adds where they may
+  overlap). The flat int64 indices are only made for ``return_indices``.
 * avg:  out = Σ window / divisor. Linear, so backward is the adjoint: each
   gradient divided by its divisor and spread back over its window; the
   adjoint of that is avg pooling again.
@@ -24,7 +27,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import add_at, xp_for
+from ._util import xp_for
 from .convolution import _tuple
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d"]
@@ -51,9 +54,9 @@ class PoolGeometry:
                      zip(self.out_size, self.stride, self.dilation, self.kernel))
 
     @property
-    def overlapping(self) -> bool:
-        return any(d * (k - 1) + 1 > s for d, k, s in zip(self.dilation, self.kernel,
-                                                          self.stride))
+    def tiled(self) -> bool:
+        """The windows tile the buffer: no overlaps, no gaps (stride = kernel, no dilation)."""
+        return self.stride == self.kernel and self.dilation == (1, 1)
 
 
 def _as_2d(a, geo):
@@ -97,17 +100,14 @@ def _offset(a, axis: int, k: int, geo):
     return a[(slice(None),) * axis + (slice(start, stop, geo.stride[d]),)]
 
 
-def _max_along(xp, a, axis, geo, picks=None, exact_nan=False):
-    """Max over the windows along one axis, and which offset won (the first max wins).
+def _max_along(xp, a, axis, geo, exact_nan=False):
+    """Max over the windows along one axis, and which offset won (int8; the first max wins).
 
-    ``picks`` (indices shaped like ``a``) are carried along: the result holds
-    the picks of the winning positions. PyTorch lets a NaN win (the last NaN
-    of the window); ``exact_nan`` follows that, at the price of one more step.
+    PyTorch lets a NaN win (the last NaN of the window); ``exact_nan``
+    follows that, at the price of one more step.
     """
     best = _offset(a, axis, 0, geo)
-    won = carried = None
-    if picks is not None:
-        carried = _offset(picks, axis, 0, geo)
+    won = None
     for k in range(1, geo.kernel[axis - 2]):
         candidate = _offset(a, axis, k, geo)
         take = candidate > best  # strictly greater: on a tie the earlier offset stays
@@ -119,28 +119,82 @@ def _max_along(xp, a, axis, geo, picks=None, exact_nan=False):
         else:
             won = xp.zeros(best.shape, dtype=xp.int8) if won is None else won
             xp.copyto(won, k, where=take)
-        if picks is not None:
-            carried = xp.where(take, _offset(picks, axis, k, geo), carried)
     if won is None:  # a window of one element
         best, won = best.copy(), xp.zeros(best.shape, dtype=xp.int8)
-    return best, won, carried
+    return best, won
 
 
 def _max_pool_2d(xp, buf, geo, exact_nan=False):
-    """The max of each window and the (row, col) offsets of the winner inside it.
+    """The max of each window; the winning row, and the winning column of every row.
 
     Along W first, then along H: the first max of each row, then the first
     row holding the max, which is the first max in row-major order (PyTorch's
     choice on ties; the other order would not be).
     """
-    rows, col_pick, _ = _max_along(xp, buf, 3, geo, exact_nan=exact_nan)  # (N, C, Hb, Ow)
-    out, row_pick, col_pick = _max_along(xp, rows, 2, geo, col_pick, exact_nan)
-    return out, row_pick, col_pick
+    rows, col_won = _max_along(xp, buf, 3, geo, exact_nan)  # (N, C, Hb, Ow)
+    out, row_won = _max_along(xp, rows, 2, geo, exact_nan)  # (N, C, Oh, Ow)
+    return out, row_won, col_won
+
+
+# Selecting by the winning offsets, exactly and fast: ``bits & -1`` keeps a value's bits
+# (NaN and inf included), ``bits & 0`` makes +0.0. (A product with a 0/1 mask would turn
+# inf·0 into NaN; NumPy's where/copyto with a mask run several times slower.)
+
+def _bits(a):
+    """The same memory seen as integers of the same width."""
+    return a.view(f"i{a.dtype.itemsize}")
+
+
+def _saveable(xp, won, k):
+    """The winning offsets as a dtype tensors have: bool for windows of 2, else int32."""
+    return won.view(xp.bool_) if k <= 2 else won.astype(xp.int32)
+
+
+def _is_winner(xp, won, k):
+    """-1 (all bits set) where offset ``k`` won, 0 elsewhere: int8, widened by the AND."""
+    return -(won == k).view(xp.int8)
+
+
+def _select(xp, parts, won):
+    """``parts[won]`` elementwise: one value of each window, the one at its winning offset."""
+    picked = xp.bitwise_and(_bits(parts[0]), _is_winner(xp, won, 0))
+    for k in range(1, len(parts)):
+        picked |= xp.bitwise_and(_bits(parts[k]), _is_winner(xp, won, k))
+    return picked.view(parts[0].dtype)
+
+
+def _spread_to_winners(xp, grad, won, axis, size, geo):
+    """``_select``'s adjoint along ``axis``: each value to its winning offset, 0 elsewhere."""
+    shape = grad.shape[:axis] + (size,) + grad.shape[axis + 1:]
+    if geo.tiled:  # the offsets' slices tile ``out``: write each one
+        out = xp.empty(shape, dtype=grad.dtype)
+        for k in range(geo.kernel[axis - 2]):
+            xp.bitwise_and(_bits(grad), _is_winner(xp, won, k),
+                           out=_bits(_offset(out, axis, k, geo)))
+        return out
+    out = xp.zeros(shape, dtype=grad.dtype)  # windows may overlap (add up) or leave gaps
+    for k in range(geo.kernel[axis - 2]):
+        _offset(out, axis, k, geo)[...] += xp.bitwise_and(
+            _bits(grad), _is_winner(xp, won, k)).view(grad.dtype)
+    return out
+
+
+def _flat_index(xp, row_won, col_won, geo):
+    """The winners' positions as flat (H·W) indices into the input plane, int64 (as PyTorch)."""
+    col_won = _select(xp, [_offset(col_won, 2, k, geo) for k in range(geo.kernel[0])], row_won)
+    (pt, _), (pl, _) = geo.pads
+    oh, ow = geo.out_size
+    r = row_won.astype(xp.int64) * geo.dilation[0] - pt + xp.arange(0, oh * geo.stride[0],
+                                                                    geo.stride[0])[:, None]
+    c = col_won.astype(xp.int64) * geo.dilation[1] - pl + xp.arange(0, ow * geo.stride[1],
+                                                                    geo.stride[1])
+    return r * geo.in_size[1] + c
 
 
 class MaxPool(Function):
-    """Max over each window; also the flat (H·W) index of the max, for backward.
+    """Max over each window (and its flat H·W index if ``want_indices``).
 
+    For backward it keeps where each max is: the offsets that won each step.
     d/dx = the gradient, put at the max's position (its window's first max).
     """
 
@@ -151,27 +205,24 @@ class MaxPool(Function):
     def forward(ctx, x, geo, want_indices):
         xp = xp_for(x)
         buf = _to_buffer(xp, _as_2d(x, geo), geo, -xp.inf)
-        out, row_pick, col_pick = _max_pool_2d(xp, buf, geo)
-        indices = None
-        if want_indices or ctx.needs_input_grad:
-            if xp.isnan(out).any():  # rare: then find the NaN PyTorch picks
-                out, row_pick, col_pick = _max_pool_2d(xp, buf, geo, exact_nan=True)
-            (pt, _), (pl, _) = geo.pads
-            oh, ow = geo.out_size
-            row_pick, col_pick = row_pick.astype(xp.int64), col_pick.astype(xp.int64)
-            r = row_pick * geo.dilation[0] - pt + xp.arange(0, oh * geo.stride[0],
-                                                            geo.stride[0])[:, None]
-            c = col_pick * geo.dilation[1] - pl + xp.arange(0, ow * geo.stride[1], geo.stride[1])
-            indices = _from_2d(r * geo.in_size[1] + c, geo)  # int64 via arange
-            ctx.mark_non_differentiable(indices)
-            ctx.save_for_backward(indices)
+        out, row_won, col_won = _max_pool_2d(xp, buf, geo)
+        if not (want_indices or ctx.needs_input_grad):
+            return _from_2d(out, geo)
+        if out.size and xp.isnan(out.max()):  # rare: then find the NaN PyTorch picks
+            out, row_won, col_won = _max_pool_2d(xp, buf, geo, exact_nan=True)
+        if ctx.needs_input_grad:
             ctx.geo = geo
+            ctx.save_for_backward(_saveable(xp, row_won, geo.kernel[0]),
+                                  _saveable(xp, col_won, geo.kernel[1]))
+        if not want_indices:
+            return _from_2d(out, geo)
+        indices = _from_2d(_flat_index(xp, row_won, col_won, geo), geo)
+        ctx.mark_non_differentiable(indices)
         return _from_2d(out, geo), indices
 
     @staticmethod
-    def backward(ctx, grad, _grad_indices):
-        (indices,) = ctx.saved_tensors
-        return MaxPoolScatter.apply(grad, indices, ctx.geo), None, None
+    def backward(ctx, grad, *_grad_indices):
+        return MaxPoolScatter.apply(grad, ctx.geo, *ctx.saved_tensors), None, None
 
 
 class MaxPool1d(MaxPool):
@@ -182,59 +233,51 @@ class MaxPool2d(MaxPool):
     name = "max_pool2d"
 
 
-def _flat_indices(xp, indices, geo):
-    """Per-plane indices (N, C, ...) as indices into the whole flattened input."""
-    n, c = indices.shape[:2]
-    plane = geo.in_size[0] * geo.in_size[1]
-    return (indices.reshape(n * c, -1) + xp.arange(0, n * c * plane, plane)[:, None]).ravel()
-
-
 class MaxPoolScatter(Function):
     """max pool's backward: each gradient put at its window's max; overlapping windows add.
 
-    Linear in the gradient; its adjoint (and so its backward) is a gather.
+    Back through the two steps of ``_max_pool_2d`` (H, then W), given the
+    offsets that won. Linear in the gradient; its adjoint (and so its
+    backward) is a gather.
     """
 
     raw = True
     name, node_name = "max_pool_backward", "MaxPool2DWithIndicesBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, grad, indices, geo):
+    def forward(ctx, grad, geo, row_won, col_won):
         xp = xp_for(grad)
-        n, c = grad.shape[:2]
-        out = xp.zeros(n * c * geo.in_size[0] * geo.in_size[1], dtype=grad.dtype)
-        flat = _flat_indices(xp, indices, geo)
-        if geo.overlapping:  # one input may be the max of several windows
-            add_at(out, flat, grad.ravel())
-        else:
-            out[flat] = grad.ravel()
-        ctx.save_for_backward(indices)
         ctx.geo = geo
-        return out.reshape((n, c) + tuple(geo.in_size[2 - geo.spatial:]))
+        ctx.save_for_backward(row_won, col_won)
+        hb, wb = geo.buffer
+        rows = _spread_to_winners(xp, _as_2d(grad, geo), row_won, 2, hb, geo)
+        full = _spread_to_winners(xp, rows, col_won, 3, wb, geo)
+        return _from_2d(_from_buffer(xp, full, geo), geo)
 
     @staticmethod
     def backward(ctx, grad):
-        (indices,) = ctx.saved_tensors
-        return MaxPoolGather.apply(grad, indices, ctx.geo), None, None
+        return MaxPoolGather.apply(grad, ctx.geo, *ctx.saved_tensors), None, None, None
 
 
 class MaxPoolGather(Function):
-    """The value at each window's max position (indices fixed): MaxPoolScatter's adjoint."""
+    """The value at each window's max position (winners fixed): MaxPoolScatter's adjoint."""
 
     raw = True
     name = "max_pool_gather"
 
     @staticmethod
-    def forward(ctx, x, indices, geo):
+    def forward(ctx, x, geo, row_won, col_won):
         xp = xp_for(x)
-        ctx.save_for_backward(indices)
         ctx.geo = geo
-        return x.ravel()[_flat_indices(xp, indices, geo)].reshape(indices.shape)
+        ctx.save_for_backward(row_won, col_won)
+        buf = _to_buffer(xp, _as_2d(x, geo), geo, 0)
+        rows = _select(xp, [_offset(buf, 3, k, geo) for k in range(geo.kernel[1])], col_won)
+        out = _select(xp, [_offset(rows, 2, k, geo) for k in range(geo.kernel[0])], row_won)
+        return _from_2d(out, geo)
 
     @staticmethod
     def backward(ctx, grad):
-        (indices,) = ctx.saved_tensors
-        return MaxPoolScatter.apply(grad, indices, ctx.geo), None, None
+        return MaxPoolScatter.apply(grad, ctx.geo, *ctx.saved_tensors), None, None, None
 
 
 # --- average pooling ---------------------------------------------------------------------------
@@ -385,8 +428,7 @@ def _max_pool(fn, op, input, kernel_size, stride, padding, dilation, ceil_mode,
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"{op}: expected a floating point input, got {input.dtype}. "
                            f"Fix: convert with .float()")
-    out, indices = _run(fn, input, spatial, geo, return_indices)
-    return (out, indices) if return_indices else out
+    return _run(fn, input, spatial, geo, return_indices)  # (out, indices) if return_indices
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,

@@ -140,14 +140,41 @@ def test_max_pool_ties_go_to_the_first_max_like_torch(args):
 
 
 @needs_torch
-def test_max_pool_nan_wins_like_torch():
+@pytest.mark.parametrize("args", [(3, 2, 1), (2,)])  # overlapping windows; tiled windows
+def test_max_pool_nan_wins_like_torch(args):
+    """NaN is the max, and the gradient goes to the window's last NaN, as in PyTorch."""
     x = np.random.default_rng(2).standard_normal((1, 2, 6, 6))
-    x[0, 0, 1, 1] = x[0, 0, 0, 1] = x[0, 1, 4, 5] = np.nan
-    og, ig = gradlab.nn.functional.max_pool2d(gradlab.tensor(x), 3, 2, 1, return_indices=True)
-    ot, it = torch.nn.functional.max_pool2d(torch.tensor(x), 3, 2, 1, return_indices=True)
-    np.testing.assert_array_equal(np.isnan(og.numpy()), np.isnan(ot.numpy()))
-    assert np.isnan(og.numpy()).any()
+    x[0, 0, 1, 1] = x[0, 0, 0, 1] = x[0, 1, 4, 5] = x[0, 1, 5, 4] = np.nan
+    ours, theirs = gradlab.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    og, ig = gradlab.nn.functional.max_pool2d(ours, *args, return_indices=True)
+    ot, it = torch.nn.functional.max_pool2d(theirs, *args, return_indices=True)
+    np.testing.assert_array_equal(np.isnan(og.detach().numpy()), np.isnan(ot.detach().numpy()))
+    assert np.isnan(og.detach().numpy()).any()
     np.testing.assert_array_equal(ig.numpy(), it.numpy())
+    cot = np.random.default_rng(3).standard_normal(tuple(ot.shape))
+    gradlab.nn.functional.max_pool2d(ours, *args).backward(gradlab.tensor(cot))
+    ot.backward(torch.tensor(cot))  # overlapping windows add in another order: 1 ulp
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-12)
+
+
+@needs_torch
+@pytest.mark.parametrize("args", [(2,), (2, 2, 1), ((2, 3), None, 0, 1, True), (3,)])
+def test_tiled_max_pool_second_derivative_like_torch(args):
+    """Tiled windows (stride = kernel) keep a mask: grad of grad is a gather, as PyTorch's."""
+    rng = np.random.default_rng(5)
+    x, cot, v = rng.standard_normal((2, 3, 7, 9)), None, None
+    ours, theirs = gradlab.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    results = []
+    for lib, t in ((gradlab, ours), (torch, theirs)):
+        y = lib.nn.functional.max_pool2d(t, *args)
+        cot = rng.standard_normal(tuple(y.shape)) if cot is None else cot
+        c = lib.tensor(cot, requires_grad=True)
+        (gx,) = lib.autograd.grad(y, t, c, create_graph=True)
+        v = rng.standard_normal(tuple(gx.shape)) if v is None else v
+        (gc,) = lib.autograd.grad(gx, c, lib.tensor(v))
+        results.append((gx.detach().numpy(), gc.numpy()))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
 def test_max_pool_gradient_goes_to_the_first_max_without_torch():
@@ -156,6 +183,16 @@ def test_max_pool_gradient_goes_to_the_first_max_without_torch():
     out.backward(gradlab.ones_like(out))
     assert out.item() == 3.0 and idx.item() == 1
     np.testing.assert_array_equal(x.grad.numpy(), [[[[0.0, 1.0], [0.0, 0.0]]]])
+
+
+@pytest.mark.parametrize("args", [(2,), (3, 1)])  # tiled windows; overlapping windows
+def test_max_pool_frees_what_it_saved_after_backward(args):
+    """A second backward through the same graph is an error, as in PyTorch."""
+    x = gradlab.randn(1, 2, 4, 4, requires_grad=True)
+    y = gradlab.nn.functional.max_pool2d(x, *args).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time: .max_pool2d"):
+        y.backward()
 
 
 def test_overlapping_windows_add_their_gradients():
