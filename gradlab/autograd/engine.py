@@ -268,7 +268,7 @@ def _call_node(node, grads, retain_graph):
     """Run one node's backward, check what it returns, and emit ``BackwardNode``."""
     if node.materialize_grads:
         for nr, g in enumerate(grads):
-            if g is None:  # an output nobody used: its gradient is zero
+            if g is None and node.output_meta[nr] is not None:  # unused output: zero grad
                 from ..ops.creation import zeros_from_meta
                 grads[nr] = zeros_from_meta(node.output_meta[nr])
     results = node.fn.backward(node, *grads)

@@ -159,7 +159,10 @@ class Node:
         saved = self._saved
         if saved:
             for s in saved:
-                s.release()
+                # A forward that raised after save_for_backward leaves raw, unresolved
+                # items here; they hold no accounting to undo.
+                if type(s) is SavedTensor:
+                    s.release()
         self._saved = _RELEASED
 
     @property

@@ -278,3 +278,46 @@ def test_each_op_has_a_node_class_named_like_pytorchs():
     assert type(add_node).__name__ == "AddBackward0"
     assert isinstance(y.grad_fn, gradlab.autograd.Node)
     assert type((x * 2).grad_fn) is type(y.grad_fn)  # one class per op, not per call
+
+
+def test_a_raw_forward_that_raises_after_saving_leaves_nothing_behind(monkeypatch):
+    class SavesThenFails(gradlab.autograd.Function):
+        raw = True
+
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            raise ArithmeticError("forward failed on purpose")
+
+    import gc
+    import sys
+
+    unraisable = []  # errors raised in __del__ (Python can only report them)
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    x = gradlab.ones(3, requires_grad=True)
+    before = gradlab.memory_allocated()
+    with pytest.raises(ArithmeticError, match="on purpose"):
+        SavesThenFails.apply(x)
+    gc.collect()
+    assert unraisable == []
+    assert gradlab.memory_allocated() == before
+
+
+def test_an_unused_output_without_metadata_gets_no_zero_gradient():
+    class TwoOutputs(gradlab.autograd.Function):
+        raw = True
+
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2, None
+
+        @staticmethod
+        def backward(ctx, grad, grad_none):
+            assert grad_none is None
+            return grad * 2
+
+    x = gradlab.ones(3, requires_grad=True)
+    out, nothing = TwoOutputs.apply(x)
+    assert nothing is None
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])
