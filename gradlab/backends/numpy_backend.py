@@ -7,6 +7,9 @@ import contextlib
 import numpy as np
 
 from .base import Backend
+from .host_memory import keep_freed_memory
+
+KEEPS_FREED_MEMORY = keep_freed_memory()  # see host_memory.py: saves page faults every step
 
 
 class NumpyBackend(Backend):
