@@ -15,11 +15,14 @@ from .dtypes import (
     float32,
     float64,
     get_default_dtype,
+    int8,
+    int16,
     int32,
     int64,
     promote_types,
     result_type,
     set_default_dtype,
+    uint8,
 )
 from .memory import (
     max_memory_allocated,
@@ -36,19 +39,19 @@ float = float32  # noqa: A001 - PyTorch's aliases
 double = float64
 half = float16
 long = int64
+short = int16
 int = int32  # noqa: A001
 
 # The subpackages built on the tensor, importable as gradlab.nn etc. after `import gradlab`.
-from . import accelerator, compiler, cuda, datasets, nn, optim, testing, utils  # noqa: E402
+# (linalg is the torch.linalg-style namespace; gradlab.ops exports functions, not its families.)
+from . import accelerator, compiler, cuda, datasets, linalg, nn, optim, testing, utils  # noqa: E402
 from ._formatting import set_printoptions  # noqa: E402
 from .backends import cudnn as _cudnn  # noqa: E402, F401 - gradlab.backends.cudnn, as in PyTorch
 from .backends import mps as _mps  # noqa: E402, F401 - gradlab.backends.mps
 from .compiler import compile  # noqa: E402, A004 - PyTorch's name
 from .legacy_types import *  # noqa: E402, F403 - FloatTensor, LongTensor ...
-from .threads import get_num_threads, set_num_threads  # noqa: E402
-
-from . import linalg  # noqa: E402 - the torch.linalg-style namespace (norms)
 from .serialization import *  # noqa: E402, F403
+from .threads import get_num_threads, set_num_threads  # noqa: E402
 
 __version__ = "0.1.0"
 

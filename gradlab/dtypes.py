@@ -3,7 +3,11 @@
 A gradlab ``dtype`` is a thin, interned wrapper around a NumPy dtype. The
 wrapper exists for two reasons: it prints like PyTorch (``gradlab.float32``)
 and it carries the facts promotion needs (its *category*: bool < integer <
-floating).
+floating, and for integers whether they are signed).
+
+The integers are PyTorch's: uint8 (images: pixels 0..255), int8, int16,
+int32 and int64. Integer arithmetic wraps around on overflow, as in C,
+NumPy and PyTorch: ``uint8 200 + 100`` is 44.
 
 Promotion follows PyTorch, not NumPy. The two differ in ways students trip
 over: ``int32_tensor * 2.5`` is float32 in PyTorch (float64 in NumPy), and a
@@ -21,7 +25,8 @@ import ml_dtypes
 import numpy as np
 
 __all__ = [
-    "dtype", "bool", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+    "float32", "float64",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type",
     "from_numpy_dtype", "to_dtype",
 ]
@@ -32,7 +37,8 @@ _BOOL, _INT, _FLOAT = 0, 1, 2
 class dtype:  # noqa: N801 - PyTorch's spelling: gradlab.dtype
     """A tensor element type, e.g. ``gradlab.float32``."""
 
-    __slots__ = ("name", "np", "category", "itemsize", "is_floating_point", "is_signed")
+    __slots__ = ("name", "np", "category", "itemsize", "is_floating_point", "is_signed",
+                 "_int_range")
 
     def __init__(self, name: str, np_dtype, category: int) -> None:
         self.name = name
@@ -40,7 +46,10 @@ class dtype:  # noqa: N801 - PyTorch's spelling: gradlab.dtype
         self.category = category
         self.itemsize = self.np.itemsize
         self.is_floating_point = category == _FLOAT
-        self.is_signed = category != _BOOL
+        self.is_signed = category != _BOOL and self.np.kind != "u"  # uint8 and bool aren't
+        # (lowest, highest) value of an integer type, where arithmetic wraps; None otherwise.
+        info = np.iinfo(self.np) if category == _INT else None
+        self._int_range = None if info is None else (int(info.min), int(info.max))
 
     def __repr__(self) -> str:
         return f"gradlab.{self.name}"
@@ -54,6 +63,9 @@ class dtype:  # noqa: N801 - PyTorch's spelling: gradlab.dtype
 
 
 bool = dtype("bool", np.bool_, _BOOL)  # noqa: A001 - PyTorch's name
+uint8 = dtype("uint8", np.uint8, _INT)
+int8 = dtype("int8", np.int8, _INT)
+int16 = dtype("int16", np.int16, _INT)
 int32 = dtype("int32", np.int32, _INT)
 int64 = dtype("int64", np.int64, _INT)
 float16 = dtype("float16", np.float16, _FLOAT)
@@ -61,17 +73,17 @@ bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT)
 float32 = dtype("float32", np.float32, _FLOAT)
 float64 = dtype("float64", np.float64, _FLOAT)
 
-ALL_DTYPES = (bool, int32, int64, float16, bfloat16, float32, float64)
+ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 
 _BY_NUMPY = {d.np: d for d in ALL_DTYPES}
-# NumPy types gradlab has no dtype for map to the nearest one PyTorch would use.
-_BY_NUMPY.update({
-    np.dtype(np.int8): int32, np.dtype(np.int16): int32, np.dtype(np.uint8): int64,
-    np.dtype(np.uint16): int32, np.dtype(np.uint32): int64, np.dtype(np.uint64): int64,
-})
+# NumPy's wider unsigned types map to the next wider signed type, which holds every value
+# (uint64 to int64, the widest there is: values of 2**63 and above wrap). PyTorch 2.x has
+# uint16/32/64 too, but few of its ops accept them; gradlab leaves them out.
+_BY_NUMPY.update({np.dtype(np.uint16): int32, np.dtype(np.uint32): int64,
+                  np.dtype(np.uint64): int64})
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64,
-                 "int": int32})
+                 "int": int32, "short": int16})
 
 _default_float = float32
 
@@ -126,8 +138,9 @@ def to_dtype(d) -> dtype:
 def promote_types(a: dtype, b: dtype) -> dtype:
     """The smallest dtype both ``a`` and ``b`` convert to (``torch.promote_types``).
 
-    Categories first (bool < int < float); within floats, float16 and bfloat16
-    meet at float32 because neither holds the other.
+    Categories first (bool < int < float). Within a category the wider type
+    wins, except where neither holds the other: float16 and bfloat16 meet at
+    float32, and uint8 (0..255) with int8 (-128..127) at int16.
     """
     if a is b:
         return a
@@ -135,7 +148,42 @@ def promote_types(a: dtype, b: dtype) -> dtype:
         return a if a.category > b.category else b
     if a.category == _FLOAT and {a, b} == {float16, bfloat16}:
         return float32
+    if a.is_signed != b.is_signed and a.itemsize == b.itemsize:  # uint8 and int8
+        return int16
     return a if a.itemsize >= b.itemsize else b
+
+
+def wrap_integer(value: int, d: dtype) -> int:
+    """The Python int ``value`` wrapped around into integer dtype ``d``'s range, as a C cast.
+
+    What PyTorch does to a Python int operand of an integer tensor: in uint8
+    (0..255), 300 is 300 - 256 = 44 and -1 is 255; in-range values are unchanged.
+    """
+    low, high = d._int_range
+    if low <= value <= high:
+        return value
+    return (value - low) % (high - low + 1) + low
+
+
+def check_integer_fits(op: str, values: np.ndarray, d: dtype) -> None:
+    """Python numbers going into integer dtype ``d`` must fit it (PyTorch's overflow check).
+
+    As in PyTorch, an unsigned dtype also takes negative ints down to ``-max``
+    (they wrap: -1 is 255 in uint8); floats must lie in the dtype's range.
+    """
+    if values.size == 0 or values.dtype.kind == "b":
+        return
+    low, high = d._int_range
+    if not d.is_signed and values.dtype.kind in "iu":
+        low = -high
+    lo, hi = values.min(), values.max()
+    if lo >= low and hi <= high:  # NaN compares False: reported below
+        return
+    raise RuntimeError(
+        f"{op}: value cannot be converted to type {d.name} without overflow: "
+        f"{lo if not lo >= low else hi} is outside {d}'s range {d._int_range[0]}.."
+        f"{d._int_range[1]}. Fix: use a wider dtype (e.g. gradlab.int64 or float32), or wrap "
+        f"on purpose with tensor(values).to({d})")
 
 
 def _scalar_dtype(value) -> dtype:

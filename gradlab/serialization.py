@@ -30,7 +30,9 @@ crash mid-save leaves the old checkpoint intact. (Writing into an open file
 object is as safe as that object.)
 
 A plain safetensors file (one not written by gradlab, e.g. downloaded model
-weights) loads as a flat ``{name: tensor}`` dict.
+weights) loads as a flat ``{name: tensor}`` dict. Its U16, U32 and U64 entries
+become int32, int64 and int64 tensors: gradlab has no unsigned dtype wider
+than uint8.
 """
 
 from __future__ import annotations
@@ -364,7 +366,7 @@ class _Builder:
     def _tensor(self, node, array):
         saved = node.get("device", "cpu")
         target = self.place(saved)
-        t = as_tensor(array)  # shares memory; widens dtypes gradlab lacks (uint8 -> int64)
+        t = as_tensor(array)  # shares memory; U16/U32/U64 widen to int32/int64/int64
         if target != "cpu":
             try:
                 t = t.to(target)

@@ -433,6 +433,15 @@ class Tensor:
     def int(self) -> Tensor:
         return self.to(_dt.int32)
 
+    def short(self) -> Tensor:
+        return self.to(_dt.int16)
+
+    def char(self) -> Tensor:
+        return self.to(_dt.int8)
+
+    def byte(self) -> Tensor:
+        return self.to(_dt.uint8)
+
     def bool(self) -> Tensor:
         return self.to(_dt.bool)
 
@@ -440,9 +449,18 @@ class Tensor:
         """With no argument, the type name (``'gradlab.FloatTensor'``); else ``to(dtype)``."""
         if dtype is None:
             names = {"float32": "Float", "float64": "Double", "float16": "Half",
-                     "bfloat16": "BFloat16", "int32": "Int", "int64": "Long", "bool": "Bool"}
+                     "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
+                     "int8": "Char", "uint8": "Byte", "bool": "Bool"}
             prefix = "gradlab.cuda." if self._device.type == "cuda" else "gradlab."
             return f"{prefix}{names[self.dtype.name]}Tensor"
+        if isinstance(dtype, str) and dtype.endswith("Tensor"):  # x.type("torch.LongTensor")
+            from . import legacy_types
+
+            name = dtype.rsplit(".", 1)[-1]
+            if name not in legacy_types.__all__ or ".cuda." in dtype:
+                raise ValueError(f"type(): unknown CPU tensor type {dtype!r}; expected a name "
+                                 "like 'torch.FloatTensor' or a dtype like gradlab.float32")
+            dtype = getattr(legacy_types, name)
         # A legacy type (gradlab.LongTensor) stands for its dtype, as in PyTorch.
         return self.to(_dt.to_dtype(getattr(dtype, "dtype", dtype)))
 

@@ -30,6 +30,15 @@ INFERENCE = [
     ("explicit dtype", lambda lib: lib.tensor([1, 2], dtype=lib.float64), "float64"),
     ("as_tensor of floats", lambda lib: lib.as_tensor([1.5, 2]), "float32"),
     ("as_tensor of numpy", lambda lib: lib.as_tensor(np.arange(3, dtype=np.int32)), "int32"),
+    ("numpy uint8 image", lambda lib: lib.tensor(np.zeros((2, 3, 3), np.uint8)), "uint8"),
+    ("numpy int8", lambda lib: lib.tensor(np.array([-1], np.int8)), "int8"),
+    ("numpy int16", lambda lib: lib.as_tensor(np.array([-1], np.int16)), "int16"),
+    ("numpy uint8 scalar", lambda lib: lib.tensor(np.uint8(200)), "uint8"),
+    ("list of numpy uint8 scalars", lambda lib: lib.tensor([np.uint8(1), np.uint8(2)]), "uint8"),
+    ("explicit uint8", lambda lib: lib.tensor([0, 255], dtype=lib.uint8), "uint8"),
+    ("explicit int8 from floats", lambda lib: lib.tensor([-1.5, 2.7], dtype=lib.int8), "int8"),
+    ("uint8 takes -1 as 255", lambda lib: lib.tensor([-1, 255], dtype=lib.uint8), "uint8"),
+    ("explicit short", lambda lib: lib.tensor([1], dtype=lib.short), "int16"),
 ]
 
 
@@ -47,6 +56,7 @@ def test_dtype_inference_matches_torch(make):
     g = make(gradlab)
     assert g.dtype.name == str(t.dtype).replace("torch.", "")
     assert tuple(g.shape) == tuple(t.shape)
+    assert g.tolist() == t.tolist()
 
 
 def test_default_dtype_applies_to_python_floats():
@@ -135,8 +145,72 @@ def test_from_numpy_keeps_strides():
 def test_from_numpy_errors():
     with pytest.raises(TypeError, match="expected a numpy.ndarray, got list"):
         gradlab.from_numpy([1.0])
-    with pytest.raises(TypeError, match=r"int8 has no gradlab equivalent.*astype"):
-        gradlab.from_numpy(np.zeros(2, np.int8))
+    with pytest.raises(TypeError, match=r"uint16 has no gradlab equivalent.*astype"):
+        gradlab.from_numpy(np.zeros(2, np.uint16))
+
+
+NUMPY_INTEGERS = [np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64]
+
+
+@needs_torch
+@pytest.mark.parametrize("np_type", NUMPY_INTEGERS, ids=lambda t: t.__name__)
+def test_numpy_integer_arrays_keep_their_dtype_like_torch(np_type):
+    a = np.array([0, 1, 1, 0], dtype=np_type)
+    theirs = str(torch.from_numpy(a).dtype).replace("torch.", "")
+    for make in (gradlab.from_numpy, gradlab.tensor, gradlab.as_tensor):
+        assert make(a).dtype.name == theirs, make.__name__
+    shared = gradlab.from_numpy(a)
+    a[0] = 1
+    assert shared[0].item() == 1  # from_numpy shares memory for each of them
+
+
+@pytest.mark.parametrize("np_type, widened", [(np.uint16, "int32"), (np.uint32, "int64"),
+                                              (np.uint64, "int64")], ids=lambda v: str(v))
+def test_wider_unsigned_numpy_arrays_widen_to_signed_types(np_type, widened):
+    """PyTorch 2.x has uint16/32/64 (few ops accept them); gradlab copies into a signed type
+    that holds every value (uint64 values of 2**63 and above wrap around)."""
+    big = np.iinfo(np_type).max if np_type is not np.uint64 else 2 ** 62
+    t = gradlab.tensor(np.array([0, big], dtype=np_type))
+    assert t.dtype.name == widened and t.tolist() == [0, big]
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: gradlab.tensor([300], dtype=gradlab.uint8),
+     r"tensor: value cannot be converted to type uint8 without overflow: 300 is outside "
+     r"gradlab.uint8's range 0..255"),
+    (lambda: gradlab.tensor([[1, -256]], dtype=gradlab.uint8), r"-256 is outside"),
+    (lambda: gradlab.tensor(128, dtype=gradlab.int8), r"128 is outside gradlab.int8's range "
+                                                       r"-128..127"),
+    (lambda: gradlab.tensor([1.0, 255.5], dtype=gradlab.uint8), r"255.5 is outside"),
+    (lambda: gradlab.tensor([float("nan")], dtype=gradlab.int16), r"nan is outside"),
+    (lambda: gradlab.tensor([2 ** 31], dtype=gradlab.int32), r"int32 without overflow"),
+    (lambda: gradlab.ByteTensor([1, 256]), r"256 is outside gradlab.uint8's range"),
+    (lambda: gradlab.full((2,), 300, dtype=gradlab.uint8), r"full: value cannot be converted"),
+])
+def test_python_numbers_that_overflow_an_integer_dtype_explain(make, match):
+    with pytest.raises(RuntimeError, match=match):
+        make()
+
+
+@needs_torch
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.tensor([300], dtype=lib.uint8), lambda lib: lib.tensor(128, dtype=lib.int8),
+    lambda lib: lib.tensor([255.5], dtype=lib.uint8), lambda lib: lib.ByteTensor([256]),
+    lambda lib: lib.full((2,), 300, dtype=lib.uint8),
+    lambda lib: lib.randint(0, 300, (2,), dtype=lib.uint8),
+    lambda lib: lib.randint(-1, 3, (2,), dtype=lib.uint8),
+    lambda lib: lib.randint(0, 129, (2,), dtype=lib.int8),
+])
+def test_overflow_errors_are_where_torch_has_them(make):
+    with pytest.raises(RuntimeError):
+        make(torch)
+    with pytest.raises(RuntimeError):
+        make(gradlab)
+
+
+def test_numpy_data_is_cast_without_the_overflow_check():
+    """As in PyTorch: only Python numbers are checked; NumPy values wrap like a C cast."""
+    assert gradlab.tensor(np.array([300, -1]), dtype=gradlab.uint8).tolist() == [44, 255]
 
 
 # --- filled tensors and ranges -------------------------------------------------------------------
@@ -157,6 +231,40 @@ def test_filled(fn, value):
 def test_negative_sizes_explain():
     with pytest.raises(RuntimeError, match=r"negative dimension in size \(2, -1\)"):
         gradlab.zeros(2, -1)
+
+
+SMALL_INTS = ["uint8", "int8", "int16"]
+
+
+@needs_torch
+@pytest.mark.parametrize("name", SMALL_INTS)
+@pytest.mark.parametrize("make", [
+    lambda lib, d: lib.zeros(2, 3, dtype=d), lambda lib, d: lib.ones(4, dtype=d),
+    lambda lib, d: lib.empty(0, dtype=d), lambda lib, d: lib.full((2,), 7, dtype=d),
+    lambda lib, d: lib.full((2,), -1, dtype=d), lambda lib, d: lib.full((3,), 2.7, dtype=d),
+    lambda lib, d: lib.arange(5, dtype=d), lambda lib, d: lib.arange(120, 130, 3, dtype=d),
+    lambda lib, d: lib.linspace(0, 100, 5, dtype=d), lambda lib, d: lib.eye(2, 3, dtype=d),
+    lambda lib, d: lib.zeros_like(lib.ones(2, dtype=d)),
+    lambda lib, d: lib.full_like(lib.ones(2), 9, dtype=d),
+    lambda lib, d: lib.tensor([[1, 2], [3, 4]], dtype=d),
+], ids=["zeros", "ones", "empty", "full", "full-1", "full2.7", "arange", "arange_step",
+        "linspace", "eye", "zeros_like", "full_like", "tensor"])
+def test_small_integer_creation_matches_torch(make, name):
+    ours, theirs = make(gradlab, getattr(gradlab, name)), make(torch, getattr(torch, name))
+    assert ours.dtype.name == name and str(theirs.dtype) == f"torch.{name}"
+    assert ours.tolist() == theirs.tolist()
+
+
+@pytest.mark.parametrize("name", SMALL_INTS)
+def test_small_integer_random_tensors(name):
+    d = getattr(gradlab, name)
+    t = gradlab.randint(0, 100, (400,), dtype=d)
+    assert t.dtype is d and 0 <= t.numpy().min() and t.numpy().max() < 100
+    assert gradlab.randint(0, 256 if name == "uint8" else 128, (3,), dtype=d).dtype is d
+    assert sorted(gradlab.randperm(20, dtype=d).tolist()) == list(range(20))
+    assert gradlab.randint_like(t, 5).dtype is d
+    with pytest.raises(RuntimeError, match="draws floating point values"):
+        gradlab.rand(2, dtype=d)
 
 
 def test_full_infers_dtype_from_the_value():
@@ -236,6 +344,9 @@ def test_randint():
 
 
 def test_randint_errors():
+    with pytest.raises(RuntimeError, match=r"randint: the range \[low, high\) = \[0, 300\) is "
+                                           r"out of bounds for gradlab.uint8, which holds 0..255"):
+        gradlab.randint(0, 300, (2,), dtype=gradlab.uint8)
     with pytest.raises(RuntimeError, match=r"\[5, 5\) is empty"):
         gradlab.randint(5, 5, (3,))
     with pytest.raises(TypeError, match="size is required"):

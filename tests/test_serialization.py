@@ -47,6 +47,9 @@ TENSORS = {
     "bool": lambda: gradlab.tensor([True, False, True]),
     "int32": lambda: gradlab.tensor([-(2**31), 0, 2**31 - 1], dtype=gradlab.int32),
     "int64": lambda: gradlab.tensor([-(2**63), 2**63 - 1]),
+    "uint8": lambda: gradlab.tensor([[0, 1], [128, 255]], dtype=gradlab.uint8),
+    "int8": lambda: gradlab.tensor([-128, 0, 127], dtype=gradlab.int8),
+    "int16": lambda: gradlab.tensor([-(2**15), 0, 2**15 - 1], dtype=gradlab.int16),
     "requires_grad": lambda: gradlab.randn(2, 2, requires_grad=True),
     "non-leaf": lambda: gradlab.randn(2, requires_grad=True) * 2,
 }
@@ -142,11 +145,25 @@ def test_colliding_names_stay_apart():
 def test_plain_safetensors_file_loads_as_a_flat_dict(tmp_path):
     path = tmp_path / "weights.safetensors"
     safetensors.numpy.save_file({"z.weight": np.ones((2, 2), np.float32),
-                                 "a.ids": np.arange(3, dtype=np.uint8)}, path)
+                                 "a.ids": np.arange(3, dtype=np.uint8),
+                                 "a.wide": np.array([1, 65535], dtype=np.uint16)}, path)
     out = gradlab.load(path)
-    assert type(out) is dict and set(out) == {"z.weight", "a.ids"}
+    assert type(out) is dict and set(out) == {"z.weight", "a.ids", "a.wide"}
     assert out["z.weight"].dtype is gradlab.float32 and out["z.weight"].shape == (2, 2)
-    assert out["a.ids"].dtype is gradlab.int64 and out["a.ids"].tolist() == [0, 1, 2]
+    assert out["a.ids"].dtype is gradlab.uint8 and out["a.ids"].tolist() == [0, 1, 2]
+    # no uint16 in gradlab: U16 widens to int32, which holds every value
+    assert out["a.wide"].dtype is gradlab.int32 and out["a.wide"].tolist() == [1, 65535]
+
+
+@pytest.mark.parametrize("code, dtype", [("U8", "uint8"), ("I8", "int8"), ("I16", "int16")])
+def test_small_integer_tensors_are_stored_under_their_safetensors_codes(tmp_path, code, dtype):
+    """Other safetensors tools (and PyTorch's loader) see U8/I8/I16, not a widened type."""
+    path = tmp_path / "t.safetensors"
+    gradlab.save({"x": gradlab.tensor([1, 2, 3], dtype=getattr(gradlab, dtype))}, path)
+    header_len = int.from_bytes(path.read_bytes()[:8], "little")
+    header = json.loads(path.read_bytes()[8:8 + header_len])
+    assert header["x"]["dtype"] == code
+    assert safetensors.numpy.load_file(path)["x"].dtype == np.dtype(dtype)
 
 
 def test_paths_str_pathlib_and_file_objects(tmp_path):

@@ -142,7 +142,8 @@ def test_to_dtype_device_and_other():
 def test_dtype_shortcuts():
     t = gradlab.tensor([1.7, -2.2, 0.0])
     expected = {"float": "float32", "double": "float64", "half": "float16",
-                "bfloat16": "bfloat16", "long": "int64", "int": "int32", "bool": "bool"}
+                "bfloat16": "bfloat16", "long": "int64", "int": "int32", "short": "int16",
+                "char": "int8", "byte": "uint8", "bool": "bool"}
     for method, name in expected.items():
         assert getattr(t, method)().dtype.name == name, method
     assert t.long().tolist() == [1, -2, 0]  # truncation toward zero
@@ -165,6 +166,31 @@ def test_casting_to_an_integer_cuts_the_graph():
 def test_type_names():
     assert gradlab.zeros(1).type() == "gradlab.FloatTensor"
     assert gradlab.zeros(1, dtype=gradlab.int64).type() == "gradlab.LongTensor"
+    assert gradlab.zeros(1, dtype=gradlab.uint8).type() == "gradlab.ByteTensor"
+
+
+@needs_torch
+@pytest.mark.parametrize("name", [d.name for d in gradlab.dtypes.ALL_DTYPES])
+def test_type_names_match_torch_for_every_dtype(name):
+    ours = gradlab.zeros(1, dtype=getattr(gradlab, name)).type()
+    theirs = torch.zeros(1, dtype=getattr(torch, name)).type()
+    assert ours == theirs.replace("torch.", "gradlab.")
+    assert gradlab.zeros(1).type(theirs).dtype.name == name  # x.type("torch.ByteTensor")
+    assert gradlab.zeros(1).type(getattr(gradlab, theirs[6:])).dtype.name == name
+
+
+def test_type_with_an_unknown_name_explains():
+    with pytest.raises(ValueError, match=r"type\(\): unknown CPU tensor type 'torch.cuda."):
+        gradlab.zeros(1).type("torch.cuda.FloatTensor")
+
+
+def test_small_integer_casts_wrap_like_c():
+    """Casting to a narrower integer keeps the low bits (as in PyTorch and NumPy)."""
+    t = gradlab.tensor([300, -1, 128])
+    assert t.byte().tolist() == [44, 255, 128]
+    assert t.char().tolist() == [44, -1, -128]
+    assert gradlab.tensor([70000]).short().tolist() == [4464]
+    assert gradlab.tensor([2.9, 255.0]).byte().tolist() == [2, 255]  # floats truncate
 
 
 def test_python_conversions():
@@ -274,6 +300,14 @@ REPR_CASES = [
     "lib.tensor([1.0, 2.5], dtype=lib.float16)",
     "lib.tensor([1.0, 2.0], dtype=lib.bfloat16)",
     "lib.tensor([1, 2], dtype=lib.int32)",
+    "lib.tensor([0, 7, 255], dtype=lib.uint8)",
+    "lib.tensor([[-128, 5], [127, 0]], dtype=lib.int8)",
+    "lib.tensor([-32768, 32767], dtype=lib.int16)",
+    "lib.tensor(200, dtype=lib.uint8)",
+    "lib.zeros(0, dtype=lib.uint8)",
+    "lib.zeros(2, 0, dtype=lib.int8)",
+    "lib.arange(3000).reshape(30, 100).to(lib.uint8)",
+    "lib.ones(3, 50, dtype=lib.int16)",
     "lib.tensor([1e-5, 1.0, 1e5])",
     "lib.tensor([1e10, 1.0])",
     "lib.tensor([1e-10, 1.0])",
@@ -301,7 +335,8 @@ def test_repr_matches_torch(expr):
 
 @needs_torch
 @settings(max_examples=60, deadline=None)
-@given(data=st.data(), dtype=st.sampled_from(["float32", "float64", "int64", "bool"]))
+@given(data=st.data(), dtype=st.sampled_from(["float32", "float64", "int64", "bool", "uint8",
+                                              "int8", "int16"]))
 def test_repr_matches_torch_for_random_tensors(data, dtype):
     shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=12))
     scale = data.draw(st.sampled_from([1e-6, 1e-2, 1.0, 1e3, 1e9]))
@@ -309,6 +344,9 @@ def test_repr_matches_torch_for_random_tensors(data, dtype):
         elements = st.booleans()
     elif dtype == "int64":
         elements = st.integers(-10 ** 6, 10 ** 6)
+    elif dtype in ("uint8", "int8", "int16"):
+        info = np.iinfo(dtype)
+        elements = st.integers(int(info.min), int(info.max))
     else:
         elements = st.one_of(st.floats(-10, 10, width=32).map(lambda v: v * scale),
                              st.integers(-50, 50).map(float), st.just(0.0))

@@ -50,8 +50,8 @@ def _read_bytes(path: Path) -> bytes:
 def read_idx(path: str | os.PathLike) -> np.ndarray:
     """The array stored in an IDX file (gzipped or not), as a native-endian NumPy array.
 
-    Returns NumPy rather than a tensor because IDX images are uint8, which
-    gradlab has no dtype for (a tensor would widen 47 MB of MNIST to int64).
+    NumPy, in the file's own element type; ``gradlab.from_numpy`` makes it a
+    tensor without copying (MNIST's uint8 images stay uint8).
     """
     path = Path(path)
     data = _read_bytes(path)
@@ -88,9 +88,11 @@ class MNIST(Dataset):
     for the four IDX files, gzipped or not. Each item is ``(image, label)``:
     ``image`` a float32 tensor ``(1, 28, 28)`` scaled to [0, 1] (what
     torchvision gives with ``transforms.ToTensor()``), ``label`` an int; the
-    transforms, when given, are applied to each. ``data`` is the raw uint8
-    NumPy array ``(N, 28, 28)`` and ``targets`` an int64 tensor ``(N,)``.
-    gradlab never downloads (``download=True`` explains where to get the files).
+    transforms, when given, are applied to each. As in torchvision, ``data``
+    is the raw uint8 tensor ``(N, 28, 28)`` and ``targets`` an int64 tensor
+    ``(N,)``; items are read from them, so ``ds.data = ds.data[:1000]`` (with
+    the matching targets) makes a smaller dataset. gradlab never downloads
+    (``download=True`` explains where to get the files).
     """
 
     mirrors = ["https://ossci-datasets.s3.amazonaws.com/mnist/",
@@ -119,9 +121,8 @@ class MNIST(Dataset):
                              f"{image_file} has {len(images)} images; the files don't match")
         if len(labels) and not 0 <= labels.min() <= labels.max() < len(self.classes):
             raise ValueError(f"{name}: {label_file} has labels outside 0..{len(self.classes) - 1}")
-        self.data = images
-        self._labels = labels.astype(np.int64)
-        self.targets = from_numpy(self._labels)
+        self.data = from_numpy(images)  # uint8, as torchvision's: 47 MB, not 188 as float32
+        self.targets = from_numpy(labels.astype(np.int64))
 
     def _find(self, stem: str) -> Path:
         folders = [self.root, self.root / type(self).__name__ / "raw"]
@@ -144,8 +145,9 @@ class MNIST(Dataset):
         return len(self.data)
 
     def __getitem__(self, index: int):
-        image = from_numpy(self.data[index][None].astype(np.float32) / np.float32(255))
-        label = int(self._labels[index])
+        pixels = np.asarray(self.data)[index]  # a CPU tensor's array: no copy, no graph
+        image = from_numpy(pixels[None].astype(np.float32) / np.float32(255))
+        label = int(np.asarray(self.targets)[index])
         if self.transform is not None:
             image = self.transform(image)
         if self.target_transform is not None:

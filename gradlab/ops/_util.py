@@ -72,7 +72,9 @@ def promote(a, b):
     Fast path first: two tensors of one dtype, or a float tensor and a Python
     number, need nothing (NumPy keeps the tensor's dtype for a weak scalar).
     Casting goes through ``to``, which is differentiable, so gradients flow
-    back to the original dtype.
+    back to the original dtype. A Python int that an integer tensor's dtype
+    can't hold wraps around into it, as PyTorch converts it (``uint8 + 300``
+    adds 44; NumPy would refuse).
     """
     ta = isinstance(a, Tensor)
     tb = isinstance(b, Tensor)
@@ -119,7 +121,10 @@ def _scalar_fits(dtype, value) -> bool:
     if isinstance(value, bool):
         return True
     if isinstance(value, int):
-        return dtype.category == 1
+        if dtype.category != 1:
+            return False
+        low, high = dtype._int_range
+        return low <= value <= high  # else _cast_scalar wraps it
     return False
 
 
@@ -130,7 +135,7 @@ def _cast_scalar(value, dtype):
         return float(value)
     if dtype is _dt.bool:
         return bool(value)
-    return int(value)
+    return _dt.wrap_integer(int(value), dtype)
 
 
 def unbroadcast(grad: Tensor, shape) -> Tensor | None:

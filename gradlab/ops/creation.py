@@ -1,7 +1,9 @@
 """Making tensors: from data, filled, ranges, random. None of these record a graph.
 
 dtype rules follow PyTorch: Python floats give the default dtype (float32),
-Python ints give int64, bools give bool; NumPy arrays keep their dtype.
+Python ints give int64, bools give bool; NumPy arrays keep their dtype (but
+uint16/32/64, which gradlab lacks, widen to int32/int64/int64). Python numbers
+must fit an integer dtype: ``tensor([300], dtype=uint8)`` is an error, as in PyTorch.
 """
 
 from __future__ import annotations
@@ -92,9 +94,11 @@ def _array_from(data, dtype=None, device=None, copy=True):
         src = data
     else:
         src = _infer_numpy(data, dtype is not None)
-    np_dtype = _dt.to_dtype(dtype).np if dtype is not None else _dt.from_numpy_dtype(
-        src.dtype).np
-    arr = backend.asarray(src, np_dtype, dev.index, copy=copy)
+    dtype = _dt.to_dtype(dtype) if dtype is not None else _dt.from_numpy_dtype(src.dtype)
+    if dtype.category == 1 and src is not data and not _has_numpy_values(data) and \
+            not isinstance(data, (Tensor, np.generic)):
+        _dt.check_integer_fits("tensor", src, dtype)  # Python numbers: refuse, don't wrap, overflow
+    arr = backend.asarray(src, dtype.np, dev.index, copy=copy)
     return arr, dev
 
 
@@ -187,7 +191,13 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     if dtype is None:
         dtype = _dt.result_type(fill_value)
-    return _filled(_size((size,)), fill_value, _dt.to_dtype(dtype), device, requires_grad)
+    dtype = _dt.to_dtype(dtype)
+    fill_value = _number(fill_value)
+    if dtype.category == 1 and not isinstance(fill_value, (bool, np.bool_)):
+        _dt.check_integer_fits("full", np.asarray(fill_value), dtype)
+        if isinstance(fill_value, (int, np.integer)):  # -1 in uint8: 255, as a C cast
+            fill_value = _dt.wrap_integer(int(fill_value), dtype)
+    return _filled(_size((size,)), fill_value, dtype, device, requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -290,6 +300,10 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
             "than high (high itself is never drawn)."
         )
     dtype = _dt.to_dtype(dtype or _dt.int64)
+    if dtype.category == 1 and not dtype._int_range[0] <= low < high <= dtype._int_range[1] + 1:
+        raise RuntimeError(f"randint: the range [low, high) = [{low}, {high}) is out of bounds "
+                           f"for {dtype}, which holds {dtype._int_range[0]}.."
+                           f"{dtype._int_range[1]}. Fix: narrow it, or use the default int64")
     return _random(lambda g, s, d: g.integers(low, high, size=s).astype(d.np),
                    _size((size,)), dtype, device, generator, requires_grad)
 

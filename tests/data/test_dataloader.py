@@ -74,6 +74,11 @@ COLLATE_CASES = {
     "dicts": [{"x": 1.0, "y": "a"}, {"x": 2.0, "y": "b"}],
     "lists": [[1, 2.0], [3, 4.0]],
     "nested": [{"p": (np.int64(1), [True])}, {"p": (np.int64(2), [False])}],
+    "uint8_images": [(np.full((2, 2), 255, np.uint8), 0), (np.zeros((2, 2), np.uint8), 1)],
+    "uint8_tensors": [gradlab.tensor([0, 200], dtype=gradlab.uint8),
+                      gradlab.tensor([255, 1], dtype=gradlab.uint8)],
+    "numpy_uint8_scalars": [np.uint8(7), np.uint8(255)],
+    "int8_int16_arrays": [(np.array([-1], np.int8), np.array([300], np.int16))] * 2,
 }
 
 
@@ -92,6 +97,12 @@ def test_default_collate_kinds():
     assert plain(out["dicts"]) == {"x": ("float64", [1.0, 2.0]), "y": ["a", "b"]}
     assert plain(out["lists"]) == [("int64", [1, 3]), ("float64", [2.0, 4.0])]
     assert plain(out["nested"]) == {"p": [("int64", [1, 2]), [("bool", [True, False])]]}
+    # images stay uint8 (4x smaller than float32); the model converts: x.float() / 255
+    assert plain(out["uint8_images"]) == [("uint8", [[[255, 255], [255, 255]], [[0, 0], [0, 0]]]),
+                                          ("int64", [0, 1])]
+    assert plain(out["uint8_tensors"]) == ("uint8", [[0, 200], [255, 1]])
+    assert plain(out["numpy_uint8_scalars"]) == ("uint8", [7, 255])
+    assert plain(out["int8_int16_arrays"]) == [("int8", [[-1], [-1]]), ("int16", [[300], [300]])]
 
 
 @needs_torch

@@ -113,9 +113,24 @@ def test_mnist_reads_both_splits(tmp_path, gz):
     assert image.shape == (1, 28, 28) and image.dtype is gradlab.float32
     np.testing.assert_allclose(image.numpy()[0], made["t10k"][0][2] / 255, rtol=1e-6)
     assert isinstance(label, int) and label == 2
-    assert train.data.dtype == np.uint8 and train.data.shape == (5, 28, 28)
+    assert train.data.dtype is gradlab.uint8 and train.data.shape == (5, 28, 28)
+    np.testing.assert_array_equal(train.data.numpy(), made["train"][0])
     assert train.targets.dtype is gradlab.int64 and train.targets.tolist() == [0, 1, 2, 3, 4]
     assert "Split: Test" in repr(test) and "Number of datapoints: 3" in repr(test)
+
+
+def test_data_is_a_uint8_tensor_used_as_torchvision_tutorials_do(tmp_path):
+    made = make_mnist(tmp_path, n_train=6)
+    ds = MNIST(tmp_path)
+    x = ds.data.float() / 255  # the tutorials' normalisation of the whole set at once
+    assert x.dtype is gradlab.float32 and float(x.max()) <= 1.0
+    np.testing.assert_allclose(x[3].numpy(), made["train"][0][3] / 255, rtol=1e-6)
+    assert repr(ds.data[0, 0, :3]).endswith("dtype=gradlab.uint8)")
+    ds.data, ds.targets = ds.data[:4], ds.targets[:4]  # subsetting in place, as in torchvision
+    assert len(ds) == 4
+    image, label = ds[3]
+    np.testing.assert_allclose(image.numpy()[0], made["train"][0][3] / 255, rtol=1e-6)
+    assert label == 3
 
 
 def test_torchvision_layout_and_transforms(tmp_path):

@@ -23,7 +23,6 @@ Where PyTorch is installed, the program also runs on PyTorch from the same
 starting weights (the only line a tutorial doesn't have: ``same_start``),
 and the losses, accuracies and weights must agree.
 
-API differences found while writing these are listed in ``KNOWN_GAPS`` (test_known_gaps.py)
-(the programs avoid those calls; ``test_known_gaps.py`` fails
-when one gets fixed, so the list stays true).
+The one thing such code meets that gradlab cannot change (``from torch
+import nn`` after ``import gradlab as torch``) is in ``test_import_alias.py``.
 """

@@ -18,6 +18,10 @@ tuple                    a *list* of collated fields (as PyTorch)
 list / other Sequence    the same type of collated fields
 =======================  ==================================================
 
+Kept dtypes include uint8: a batch of uint8 images is a uint8 tensor, a
+quarter the size of float32, which the model converts (``x.float() / 255``).
+Only NumPy's uint16/32/64, which gradlab lacks, widen (to int32/int64/int64).
+
 ``default_convert`` is what the loader uses when automatic batching is off
 (``batch_size=None``): NumPy data becomes tensors, nothing is stacked.
 """
