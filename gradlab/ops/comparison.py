@@ -14,8 +14,8 @@ from ..tensor import Tensor
 from ._util import binary_op, xp_for
 
 __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
-           "logical_not", "isnan", "isinf", "isfinite", "bitwise_not", "isclose", "allclose",
-           "equal"]
+           "logical_not", "isnan", "isinf", "isfinite", "bitwise_not", "bitwise_and",
+           "bitwise_or", "bitwise_xor", "isclose", "allclose", "equal"]
 TENSOR_METHODS = list(__all__)
 
 
@@ -45,7 +45,8 @@ gt = _comparison("gt", lambda a, b: a > b)
 ge = _comparison("ge", lambda a, b: a >= b)
 
 
-def _logical(name: str, xp_name: str, unary: bool = False):
+def _logical(name: str, xp_name: str, unary: bool = False,
+             doc: str = "Elementwise {name}; returns a bool tensor (no gradient)."):
     def forward(ctx, *arrays):
         return getattr(xp_for(arrays[0]), xp_name)(*arrays)
 
@@ -58,7 +59,7 @@ def _logical(name: str, xp_name: str, unary: bool = False):
         def op(input, other) -> Tensor:
             return binary_op(cls, input, other)
     op.__name__ = name
-    op.__doc__ = f"Elementwise {name}; returns a bool tensor (no gradient)."
+    op.__doc__ = doc.format(name=name)
     return op
 
 
@@ -70,6 +71,29 @@ isnan = _logical("isnan", "isnan", unary=True)
 isinf = _logical("isinf", "isinf", unary=True)
 isfinite = _logical("isfinite", "isfinite", unary=True)
 bitwise_not = _logical("bitwise_not", "invert", unary=True)
+
+
+def _bitwise(name: str, xp_name: str):
+    """``&``, ``|``, ``^``: bit by bit on integers (logical on bools), never on floats."""
+    raw_op = _logical(name, xp_name, doc="Elementwise {name} of the bits of integer or "
+                      "bool tensors (the operator form); the promoted dtype (no gradient).")
+
+    def op(input, other) -> Tensor:
+        for x in (input, other):
+            if isinstance(x, Tensor) and x.dtype.is_floating_point or isinstance(x, float):
+                kind = x.dtype if isinstance(x, Tensor) else "a Python float"
+                raise TypeError(f"{name}: needs integer or bool operands, got {kind}. Bits of "
+                                "floats have no meaning here; for masks use bool tensors "
+                                "(x > 0) and for arithmetic use * and +.")
+        return raw_op(input, other)
+
+    op.__name__, op.__doc__ = name, raw_op.__doc__
+    return op
+
+
+bitwise_and = _bitwise("bitwise_and", "bitwise_and")
+bitwise_or = _bitwise("bitwise_or", "bitwise_or")
+bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor")
 
 
 # --- closeness: comparing results that rounding may have changed a little --------------------

@@ -28,15 +28,6 @@ def _iop(fn):
     return method
 
 
-def _where_bool(bool_op, int_op):
-    """``&``, ``|``, ``^``: logical on bool tensors, bitwise on integers (as in PyTorch)."""
-    def method(self, other):
-        if self.dtype.name == "bool" and getattr(other, "dtype", None) in (None, self.dtype):
-            return bool_op(self, other)
-        return int_op(self, other)
-    return method
-
-
 def install_methods(families, cls=Tensor) -> None:
     """Bind each family's TENSOR_METHODS (a name, or (method name, function name)), then
     the operators."""
@@ -58,12 +49,11 @@ def install_methods(families, cls=Tensor) -> None:
         "__neg__": ar.neg, "__pos__": lambda self: self, "__abs__": unary.abs,
         "__eq__": cmp.eq, "__ne__": cmp.ne, "__lt__": cmp.lt, "__le__": cmp.le,
         "__gt__": cmp.gt, "__ge__": cmp.ge, "__invert__": cmp.bitwise_not,
-        "__and__": _where_bool(cmp.logical_and, cmp.logical_and),
-        "__or__": _where_bool(cmp.logical_or, cmp.logical_or),
-        "__xor__": _where_bool(cmp.logical_xor, cmp.logical_xor),
+        # Bit by bit on integers, which on bools is logical and/or/xor (as in PyTorch).
+        "__and__": cmp.bitwise_and, "__rand__": _reversed(cmp.bitwise_and),
+        "__or__": cmp.bitwise_or, "__ror__": _reversed(cmp.bitwise_or),
+        "__xor__": cmp.bitwise_xor, "__rxor__": _reversed(cmp.bitwise_xor),
     }
-    dunders["__rand__"] = _reversed(dunders["__and__"])
-    dunders["__ror__"] = _reversed(dunders["__or__"])
     for name, fn in dunders.items():
         setattr(cls, name, fn)
     cls.__hash__ = object.__hash__  # defining __eq__ would otherwise drop hashing

@@ -362,3 +362,30 @@ def test_equal_needs_same_shape_and_values_like_torch():
 def test_closeness_errors_teach(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32", "int64"])
+def test_bitwise_operators_work_bit_by_bit_like_pytorch(dtype):
+    a, b = [5, 3, 0, 1], [3, 6, 7, 1]
+    x, y = (gradlab.tensor(v, dtype=getattr(gradlab, dtype)) for v in (a, b))
+    expected = {"&": [1, 2, 0, 1], "|": [7, 7, 7, 1], "^": [6, 5, 7, 0]}
+    if dtype == "bool":
+        expected = {"&": [1, 1, 0, 1], "|": [1, 1, 1, 1], "^": [0, 0, 1, 0]}
+    for symbol, result in (("&", x & y), ("|", x | y), ("^", x ^ y)):
+        assert result.dtype == x.dtype
+        assert [int(v) for v in result.tolist()] == expected[symbol], symbol
+    assert (3 & x).tolist() == (x & 3).tolist()  # the reflected forms
+    if torch is not None:
+        tx, ty = (torch.tensor(v, dtype=getattr(torch, dtype)) for v in (a, b))
+        for ours, theirs in ((x & y, tx & ty), (x | y, tx | ty), (x ^ y, tx ^ ty),
+                             (x ^ 1, tx ^ 1), (2 | x, 2 | tx)):
+            assert ours.tolist() == theirs.tolist() and str(ours.dtype)[8:] == str(
+                theirs.dtype)[6:]
+
+
+def test_bitwise_operators_refuse_floats_and_say_why():
+    with pytest.raises(TypeError, match=r"bitwise_and: needs integer or bool operands, got "
+                                        r"gradlab.float32.*for masks use bool tensors"):
+        gradlab.ones(2) & gradlab.ones(2)
+    with pytest.raises(TypeError, match=r"bitwise_or: .*got a Python float"):
+        gradlab.ones(2, dtype=gradlab.int64) | 1.5
