@@ -44,7 +44,7 @@ int = int32  # noqa: A001
 
 # The subpackages built on the tensor, importable as gradlab.nn etc. after `import gradlab`.
 # (linalg is the torch.linalg-style namespace; gradlab.ops exports functions, not its families.)
-from . import accelerator, compiler, cuda, datasets, linalg, nn, optim, testing, utils  # noqa: E402
+from . import accelerator, compiler, cuda, datasets, linalg, nn, optim, testing, utils, viz  # noqa: E402, E501
 from ._formatting import set_printoptions  # noqa: E402
 from .backends import cudnn as _cudnn  # noqa: E402, F401 - gradlab.backends.cudnn, as in PyTorch
 from .backends import mps as _mps  # noqa: E402, F401 - gradlab.backends.mps
@@ -62,3 +62,8 @@ def is_tensor(obj) -> bool:
 
 def numel(input: Tensor) -> int:
     return input.numel()
+
+
+from .viz.jupyter import register_in_running_shell as _register_notebook_display  # noqa: E402
+
+_register_notebook_display()  # in a notebook, a tensor with a graph shows the graph too

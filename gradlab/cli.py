@@ -8,16 +8,21 @@
     gradlab demo moons [options] gradlab.examples.moons_mlp: nn + optim + DataLoader
     gradlab demo digits [options]
                                  gradlab.examples.digits_cnn: a CNN on 8x8 digits
+    gradlab render SCRIPT [script args] -o FILE [--view forward|backward] [--depth N]
+                   [--values] [--grads] [--step K]
+                                 run a training script and draw the graph of its K-th
+                                 backward into FILE (.svg, .png, .pdf or .dot)
 
 Each command is one ``Command`` in ``COMMANDS`` (a name, a help line, a function
 that adds its arguments and one that runs it), and each demo one ``Command`` in
-``_demos()``; the debugger app, ``run``, ``render`` and ``lesson`` join the same
-way in later parts of the project.
+``_demos()``; the debugger app, ``run`` and ``lesson`` join the same way in later parts
+of the project.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -90,11 +95,100 @@ def _run_demo(args: argparse.Namespace) -> None:
     (command.run if command is not None else _run_engine)(args)
 
 
+# --- gradlab render SCRIPT ... ------------------------------------------------------------
+def _render_options(parser: argparse.ArgumentParser, defaults: bool = True) -> None:
+    default = (lambda value: value) if defaults else (lambda value: argparse.SUPPRESS)
+    parser.add_argument("-o", "--output", default=default(None), metavar="FILE",
+                        help="where to write the graph: .svg, .png, .pdf or .dot (required)")
+    parser.add_argument("--view", choices=("forward", "backward"), default=default("forward"),
+                        help="forward: inputs, parameters, ops; backward: the grad_fn graph "
+                        "with saved tensors (default forward)")
+    parser.add_argument("--depth", type=int, default=default(None), metavar="N",
+                        help="draw each module N levels down as one box (0: the whole model "
+                        "as one box)")
+    parser.add_argument("--values", action="store_true", default=default(False),
+                        help="print the values of small tensors")
+    parser.add_argument("--grads", action="store_true", default=default(False),
+                        help="print the gradients of small tensors")
+    parser.add_argument("--step", type=int, default=default(1), metavar="K",
+                        help="draw the K-th backward pass (default 1)")
+
+
+def _render_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("script", help="the Python script to run (it must call backward)")
+    parser.add_argument("script_args", nargs=argparse.REMAINDER, metavar="...",
+                        help="the script's own arguments; the options above may follow "
+                        "them; after `--` everything goes to the script")
+    _render_options(parser)
+
+
+def _split_render_args(args: argparse.Namespace) -> list[str]:
+    """Take render's own options out of the script's arguments (up to a ``--``)."""
+    rest = list(args.script_args)
+    after = []
+    if "--" in rest:
+        cut = rest.index("--")
+        rest, after = rest[:cut], rest[cut + 1:]
+    parser = argparse.ArgumentParser(prog="gradlab render", add_help=False, allow_abbrev=False)
+    _render_options(parser, defaults=False)
+    ours, script_args = parser.parse_known_args(rest)
+    for name, value in vars(ours).items():
+        setattr(args, name, value)
+    return script_args + after
+
+
+def _run_render(args: argparse.Namespace) -> int:
+    from .viz import GraphvizNotFound
+    from .viz.dot import to_digraph, write
+    from .viz.graph import build
+    from .viz.script import NoBackward, ScriptFailed, capture_script
+
+    script_args = _split_render_args(args)
+    if args.depth is not None and args.depth < 0:
+        print(f"gradlab render: --depth must be 0 or more, got {args.depth}", file=sys.stderr)
+        return 2
+    if not args.output:
+        print("gradlab render: give the output file with -o FILE (.svg, .png, .pdf or .dot)",
+              file=sys.stderr)
+        return 2
+    try:
+        cap = capture_script(args.script, script_args, step=args.step)
+    except (NoBackward, FileNotFoundError, ValueError) as error:
+        print(f"gradlab {error}", file=sys.stderr)
+        return 1
+    except ScriptFailed as failed:
+        error = failed.error
+        if isinstance(error, SystemExit):
+            how = "exited before backward()" if error.code in (None, 0) else \
+                f"exited with status {error.code}"
+            print(f"gradlab render: {args.script} {how}; no graph written", file=sys.stderr)
+            return 1
+        sys.stderr.write(failed.script_traceback())  # the script's error, as Python shows it
+        print(f"gradlab render: {args.script} raised {type(error).__name__}; no graph "
+              "written", file=sys.stderr)
+        return 1
+    try:
+        graph = build(cap, view=args.view, show_values=args.values, show_grads=args.grads,
+                      depth=args.depth)
+        write(to_digraph(graph), args.output)
+    except (GraphvizNotFound, ValueError) as error:
+        print(f"gradlab render: {error}", file=sys.stderr)
+        return 1
+    print(f"gradlab render: wrote the {args.view} graph of backward #{args.step} "
+          f"({len(cap.ops)} ops) to {args.output}")
+    return 0
+
+
 COMMANDS = [
     Command("demo", "train a built-in demo in the terminal (the default): engine, moons "
             "or digits", _demo_arguments, _run_demo,
             description="Train one of the built-in demos in the terminal. Without a NAME, "
             "or with `engine`, the raw-ops engine demo runs with --steps and --lr."),
+    Command("render", "run a training script and draw the graph of its K-th backward into an "
+            "image (.svg, .png, .pdf) or DOT file", _render_arguments, _run_render,
+            description="Run SCRIPT (with its arguments) in this process and write the "
+            "graph of its K-th backward pass to FILE. The script stops once the graph is "
+            "captured. Example: gradlab render train.py --epochs 3 -o graph.svg --depth 1"),
 ]
 DEFAULT_COMMAND = "demo"
 
@@ -118,8 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:  # plain ``gradlab``: the default command with its defaults
         args = parser.parse_args([DEFAULT_COMMAND])
-    args.run(args)
-    return 0
+    status = args.run(args)
+    return status if isinstance(status, int) else 0
 
 
 if __name__ == "__main__":
