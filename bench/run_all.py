@@ -21,10 +21,12 @@ import _harness as h
 import cnn_step
 import event_bus
 import mlp_step
+import render_graph
 import tiny_ops
 
 BENCHMARKS = {
     "tiny_ops": tiny_ops, "mlp_step": mlp_step, "cnn_step": cnn_step, "event_bus": event_bus,
+    "render_graph": render_graph,
 }
 RESULTS = h.BENCH_DIR / "RESULTS.md"
 
