@@ -189,7 +189,9 @@ class CrossEntropy(Function):
     name = "cross_entropy"
 
     @staticmethod
-    def forward(ctx, a, targets, reduction, smoothing):
+    def forward(ctx, a, target, targets, reduction, smoothing):
+        # ``target`` (the raw class indices) only rides along so that the graph and the
+        # OpForward event show it; the work uses ``targets``, prepared once by the caller.
         xp = xp_for(a)
         shifted = a - a.max(axis=1, keepdims=True)
         e = xp.exp(shifted)
@@ -216,7 +218,7 @@ class CrossEntropy(Function):
     def backward(ctx, grad):
         a, e, sum_e = ctx.saved_tensors
         return CrossEntropyBackward.apply(grad, a, e, sum_e, ctx.targets, ctx.reduction,
-                                          ctx.smoothing), None, None, None
+                                          ctx.smoothing), None, None, None, None
 
 
 class CrossEntropyBackward(Function):
@@ -312,8 +314,13 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
             target = target.reshape(1) if target.ndim == 0 else target.unsqueeze(0)
     t, w, maybe = _check_class_target("cross_entropy", input, target, weight, ignore_index)
     targets = _ClassTargets(xp_for(t), t, w, ignore_index, maybe, input._data.dtype)
-    out = CrossEntropy.apply(input, targets, reduction, float(label_smoothing))
+    out = CrossEntropy.apply(input, _shown(target), targets, reduction, float(label_smoothing))
     return out if batched or reduction != "none" else out.reshape(())
+
+
+def _shown(target):
+    """The target as the op's argument, so that graphs and events show it (tensors only)."""
+    return target if isinstance(target, Tensor) else None
 
 
 def _logits(op: str, input) -> Tensor:
@@ -364,7 +371,7 @@ class NllLoss(Function):
     name = "nll_loss"
 
     @staticmethod
-    def forward(ctx, a, targets, reduction):
+    def forward(ctx, a, target, targets, reduction):  # target: shown only (see CrossEntropy)
         ctx.targets, ctx.reduction = targets, reduction
         loss = -a[targets.key]
         if targets.w_t is not None:
@@ -382,7 +389,7 @@ class NllLoss(Function):
         if targets.w_t is not None:
             src = src * as_tensor(targets.w_t.reshape(index.shape), device=grad.device)
         empty = zeros(ctx.input_shapes[0], dtype=grad.dtype, device=grad.device)
-        return Scatter.apply(empty, 1, index, src.expand(index.shape)), None, None
+        return Scatter.apply(empty, 1, index, src.expand(index.shape)), None, None, None
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
@@ -401,7 +408,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
             target = target.reshape(1) if target.ndim == 0 else target.unsqueeze(0)
     t, w, maybe = _check_class_target("nll_loss", input, target, weight, ignore_index)
     targets = _ClassTargets(xp_for(t), t, w, ignore_index, maybe, input._data.dtype)
-    out = NllLoss.apply(input, targets, reduction)
+    out = NllLoss.apply(input, _shown(target), targets, reduction)
     return out if batched or reduction != "none" else out.reshape(())
 
 

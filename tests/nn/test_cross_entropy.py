@@ -275,3 +275,18 @@ def test_input_weight_reduction_and_smoothing_errors():
         F.cross_entropy(gradlab.zeros(2, 3), t, label_smoothing=1.5)
     with pytest.raises(ValueError, match=r"ignore_index is not supported for class-probability"):
         F.cross_entropy(gradlab.zeros(2, 3), gradlab.zeros(2, 3), ignore_index=1)
+
+
+@pytest.mark.parametrize("loss_fn", [F.cross_entropy, lambda x, t: F.nll_loss(x.log_softmax(1), t)])
+def test_the_target_is_an_input_of_the_loss_op_in_events(loss_fn):
+    """Graph images and the debugger show the targets, so the op's event must carry them."""
+    from gradlab import events
+
+    x = gradlab.randn(4, 3, requires_grad=True)
+    target = gradlab.tensor([0, 2, 1, 2])
+    seen = []
+    with events.subscribe(lambda e: seen.append(e) if isinstance(e, events.OpForward) else None):
+        loss_fn(x, target)
+    loss_event = seen[-1]
+    assert loss_event.op in ("cross_entropy", "nll_loss")
+    assert [ref.tensor for ref in loss_event.inputs][-1] is target
