@@ -12,6 +12,7 @@ from ..ops import (
     activation,
     adaptive_pooling,
     attention,
+    avg_pooling,
     convolution,
     dense,
     dropout_family,
@@ -26,8 +27,8 @@ from ..ops.padding import pad
 from ..ops.softmax_family import log_softmax, softmax
 from ..ops.unary import sigmoid, tanh
 
-FAMILIES = (activation, dense, convolution, pooling, adaptive_pooling, normalization,
-            dropout_family, lookup, losses, resampling, attention)
+FAMILIES = (activation, dense, convolution, pooling, avg_pooling, adaptive_pooling,
+            normalization, dropout_family, lookup, losses, resampling, attention)
 """The op families whose ``FUNCTIONAL`` names are re-exported here."""
 
 __all__ = ["relu", "relu_", "threshold", "sigmoid", "tanh", "softmax", "log_softmax", "pad"]

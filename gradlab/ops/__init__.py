@@ -22,7 +22,8 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``conversion``               to(dtype/device), clone, contiguous
 ``dense``                    linear (nn.Linear's x·Wᵀ + b as one op)
 ``convolution``              conv1d, conv2d, conv_transpose2d (im2col + one matmul)
-``pooling``                  max_pool1d/2d, avg_pool1d/2d
+``pooling``                  max_pool1d/2d (and the window geometry all pools share)
+``avg_pooling``              avg_pool1d/2d (backward spreads each gradient evenly)
 ``adaptive_pooling``         adaptive_avg_pool1d/2d, adaptive_max_pool1d/2d
 ``normalization``            batch_norm, layer_norm, group_norm
 ``dropout_family``           dropout, dropout2d, alpha_dropout (random zeroing while training)
@@ -47,6 +48,7 @@ from . import (
     adaptive_pooling,
     arithmetic,
     attention,
+    avg_pooling,
     classification_losses,
     comparison,
     conversion,
@@ -78,6 +80,7 @@ from .activation import *  # noqa: F403
 from .adaptive_pooling import *  # noqa: F403
 from .arithmetic import *  # noqa: F403
 from .attention import *  # noqa: F403
+from .avg_pooling import *  # noqa: F403
 from .classification_losses import *  # noqa: F403
 from .comparison import *  # noqa: F403
 from .conversion import *  # noqa: F403
@@ -108,9 +111,9 @@ from .unary import *  # noqa: F403
 
 FAMILIES = (arithmetic, unary, selection, comparison, reduction, statistics, softmax_family,
             linalg, shape, padding, triangular, joining, indexing, gather_scatter, activation,
-            conversion, inplace, dense, convolution, pooling, adaptive_pooling, normalization,
-            dropout_family, lookup, losses, classification_losses, sorting, resampling,
-            attention, creation)
+            conversion, inplace, dense, convolution, pooling, avg_pooling, adaptive_pooling,
+            normalization, dropout_family, lookup, losses, classification_losses, sorting,
+            resampling, attention, creation)
 """The op families; each binds the functions its TENSOR_METHODS names onto Tensor."""
 
 install_methods(FAMILIES)

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from .pooling import avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
+from .avg_pooling import avg_pool1d, avg_pool2d
+from .pooling import max_pool1d, max_pool2d
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_max_pool1d"]
 FUNCTIONAL = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",

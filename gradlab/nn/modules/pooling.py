@@ -1,13 +1,14 @@
 """Pooling layers: MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d, AdaptiveMaxPool1d/2d.
 
 They hold no parameters: each stores its arguments (as PyTorch does, so
-``repr`` matches) and calls its op in :mod:`gradlab.ops.pooling` or
-:mod:`gradlab.ops.adaptive_pooling`.
+``repr`` matches) and calls its op in :mod:`gradlab.ops.pooling`,
+:mod:`gradlab.ops.avg_pooling` or :mod:`gradlab.ops.adaptive_pooling`.
 """
 
 from __future__ import annotations
 
 from ...ops import adaptive_pooling as A
+from ...ops import avg_pooling as Avg
 from ...ops import pooling as P
 from ...tensor import Tensor
 from .module import Module
@@ -62,8 +63,8 @@ class AvgPool1d(Module):
         self.count_include_pad = count_include_pad
 
     def forward(self, input: Tensor) -> Tensor:
-        return P.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad)
+        return Avg.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                              self.count_include_pad)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -83,8 +84,8 @@ class AvgPool2d(Module):
         self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
-        return P.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return Avg.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                              self.count_include_pad, self.divisor_override)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
