@@ -41,6 +41,7 @@ import json
 import math
 import os
 import secrets
+import stat
 import struct
 from collections import OrderedDict
 from pathlib import Path
@@ -190,7 +191,13 @@ def save(obj, f) -> None:
 
 
 def _atomic_write(path: Path, header: bytes, arrays) -> None:
-    """Write to a temporary sibling, fsync, then rename over ``path`` (all or nothing)."""
+    """Write to a temporary sibling, fsync, then rename over ``path`` (all or nothing).
+
+    A symlink is written through (its target is replaced, the link stays, as
+    ``torch.save`` does), and a file that exists keeps its permissions (a
+    private 0600 checkpoint must not become world-readable by a re-save).
+    """
+    path = Path(os.path.realpath(path))
     folder = path.parent
     if not folder.is_dir():
         raise FileNotFoundError(f"save: can't write {path}: the folder {folder} does not "
@@ -199,6 +206,8 @@ def _atomic_write(path: Path, header: bytes, arrays) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as stream:
+            if path.exists() and hasattr(os, "fchmod"):
+                os.fchmod(stream.fileno(), stat.S_IMODE(path.stat().st_mode))
             _write(stream, header, arrays)
             stream.flush()
             os.fsync(stream.fileno())
@@ -416,10 +425,14 @@ def load(f, map_location=None, *, weights_only: bool | None = None):
         tree = json.loads(meta["tree"])
     except (KeyError, TypeError, json.JSONDecodeError) as e:
         raise builder._corrupt(f"the structure tree is unreadable ({e})") from None
+    except RecursionError:  # a crafted file: thousands of nested brackets
+        raise builder._corrupt("the structure tree is nested too deeply") from None
     try:
         return builder.build(tree)
     except (KeyError, TypeError, ValueError) as e:
         if isinstance(e, CheckpointError):
             raise
         raise builder._corrupt(f"a malformed node ({type(e).__name__}: {e})") from None
+    except RecursionError:
+        raise builder._corrupt("the structure is nested too deeply") from None
 

@@ -5,6 +5,7 @@ import json
 import math
 import os
 import pickle
+import stat
 import struct
 from collections import OrderedDict
 from pathlib import Path
@@ -402,3 +403,34 @@ def test_saved_device_is_restored_and_map_location_overrides_it(device):
     assert roundtrip(t, map_location="cpu").device == gradlab.device("cpu")
     back = roundtrip(gradlab.ones(2), map_location=device)
     assert back.device == gradlab.device(device) and back.tolist() == [1, 1]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions and symlinks")
+def test_saving_over_a_private_file_keeps_it_private(tmp_path):
+    path = tmp_path / "private.safetensors"
+    gradlab.save({"w": gradlab.ones(2)}, path)
+    os.chmod(path, 0o600)
+    gradlab.save({"w": gradlab.zeros(2)}, path)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert gradlab.load(path)["w"].tolist() == [0.0, 0.0]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions and symlinks")
+def test_saving_through_a_symlink_updates_its_target_and_keeps_the_link(tmp_path):
+    target, link = tmp_path / "ckpt_10.safetensors", tmp_path / "latest.safetensors"
+    gradlab.save({"w": gradlab.ones(2)}, target)
+    link.symlink_to(target)
+    gradlab.save({"w": gradlab.zeros(2)}, link)
+    assert link.is_symlink()
+    assert gradlab.load(target)["w"].tolist() == [0.0, 0.0]
+
+
+def test_a_crafted_deeply_nested_structure_is_a_checkpoint_error(tmp_path):
+    """Nothing runs, and the error is the documented one, not a RecursionError."""
+    tree = "[" * 100_000 + "]" * 100_000
+    header = json.dumps({"__metadata__": {"format": "gradlab", "format_version": "1",
+                                          "tree": tree}}).encode()
+    path = tmp_path / "deep.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header)
+    with pytest.raises(serialization.CheckpointError, match="nested too deeply"):
+        gradlab.load(path)
