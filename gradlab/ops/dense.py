@@ -20,10 +20,11 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import unbroadcast
+from .linalg import einsum
 
 # PyTorch has no torch.linear in its public API, only F.linear.
-__all__ = ["addmm", "addmv", "baddbmm", "addbmm"]
-FUNCTIONAL = ["linear"]
+__all__ = ["addmm", "addmv", "baddbmm", "addbmm", "bilinear"]
+FUNCTIONAL = ["linear", "bilinear"]
 TENSOR_METHODS = ["addmm", "addmv", "baddbmm", "addbmm"]
 
 
@@ -233,3 +234,19 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) ->
     side_by_side = batch1.permute(1, 0, 2).reshape(n, b * m)
     stacked = batch2.reshape(b * m, batch2.shape[2])
     return addmm(input, side_by_side, stacked, beta=beta, alpha=alpha)
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None
+             ) -> Tensor:
+    """``y_k = x1ᵀ W_k x2 + b_k`` for weight (out, in1, in2), inputs (..., in1) and (..., in2).
+
+    An einsum (its backward is einsum's); the layer is ``nn.Bilinear``.
+    """
+    if weight.ndim != 3 or input1.shape[-1] != weight.shape[1] or \
+            input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(
+            f"bilinear: expected inputs (..., in1) and (..., in2) and weight (out, in1, in2) "
+            f"with matching sizes, got {tuple(input1.shape)}, {tuple(input2.shape)} and "
+            f"weight {tuple(weight.shape)}")
+    out = einsum("...i,kij,...j->...k", input1, weight, input2)
+    return out if bias is None else out + bias

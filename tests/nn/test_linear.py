@@ -195,3 +195,22 @@ def test_unflatten_matches_torch_and_inverts_flatten():
     assert nn.Unflatten(-1, (2, -1))(x).shape == (2, 2, 6)
     with pytest.raises(TypeError, match="unflattened_size must be a tuple of ints"):
         nn.Unflatten(1, 12)
+
+
+def test_functional_bilinear_is_the_layers_op_and_matches_torch():
+    gradlab.manual_seed(0)
+    layer = nn.Bilinear(3, 2, 4).double()
+    x1 = gradlab.randn(5, 3, dtype=gradlab.float64, requires_grad=True)
+    x2 = gradlab.randn(5, 2, dtype=gradlab.float64, requires_grad=True)
+    out = gradlab.nn.functional.bilinear(x1, x2, layer.weight, layer.bias)
+    np.testing.assert_allclose(out.detach().numpy(), layer(x1, x2).detach().numpy())
+    assert gradlab.bilinear is gradlab.nn.functional.bilinear
+    assert gradlab.autograd.gradcheck(
+        lambda a, b: gradlab.nn.functional.bilinear(a, b, layer.weight, layer.bias), (x1, x2))
+    if torch is not None:
+        theirs = torch.nn.functional.bilinear(
+            torch.tensor(x1.detach().numpy()), torch.tensor(x2.detach().numpy()),
+            torch.tensor(layer.weight.detach().numpy()), torch.tensor(layer.bias.detach().numpy()))
+        np.testing.assert_allclose(out.detach().numpy(), theirs.numpy(), rtol=1e-12)
+    with pytest.raises(RuntimeError, match=r"bilinear: expected inputs \(\.\.\., in1\)"):
+        gradlab.nn.functional.bilinear(x1, x1, layer.weight)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ...ops.dense import linear
-from ...ops.linalg import einsum
+from ...ops.dense import bilinear, linear
 from ...tensor import Tensor
 from .. import init
 from ._parameters import register_weight_and_bias, reset_fan_in_uniform
@@ -76,8 +75,7 @@ class Bilinear(Module):
                 f"Bilinear: expected inputs with last dims {self.in1_features} and "
                 f"{self.in2_features}, got shapes {tuple(input1.shape)} and "
                 f"{tuple(input2.shape)}")
-        out = einsum("...i,kij,...j->...k", input1, self.weight, input2)
-        return out if self.bias is None else out + self.bias
+        return bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
