@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
@@ -247,7 +249,8 @@ def square(input) -> Tensor:
 
 def _integer_op(name: str, xp_name: str):
     def forward(ctx, a, b):
-        return getattr(xp_for(a), xp_name)(a, b)
+        with np.errstate(divide="ignore", invalid="ignore"):  # x // 0 and x % 0: no NumPy warning (PyTorch gives none)
+            return getattr(xp_for(a), xp_name)(a, b)
 
     cls = type(name.capitalize(), (_StepFunction,), {"name": name,
                                                      "forward": staticmethod(forward)})
@@ -270,7 +273,8 @@ class Remainder(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return xp_for(a).remainder(a, b)
+        with np.errstate(divide="ignore", invalid="ignore"):  # x % 0: no NumPy warning
+            return xp_for(a).remainder(a, b)
 
     @staticmethod
     def backward(ctx, grad):
