@@ -249,7 +249,7 @@ def square(input) -> Tensor:
 
 def _integer_op(name: str, xp_name: str):
     def forward(ctx, a, b):
-        with np.errstate(divide="ignore", invalid="ignore"):  # x // 0 and x % 0: no NumPy warning (PyTorch gives none)
+        with np.errstate(divide="ignore", invalid="ignore"):  # x // 0: no warning, as PyTorch
             return getattr(xp_for(a), xp_name)(a, b)
 
     cls = type(name.capitalize(), (_StepFunction,), {"name": name,
