@@ -336,6 +336,15 @@ class Section:
         return "\n".join(out) + "\n"
 
 
+def close_section(section: Section, results: dict, opts: argparse.Namespace,
+                  detail: str = "") -> Section:
+    """End a report: how the figures were taken (plus ``detail``), then what failed to run."""
+    section.note(timing_note(opts) + (" " + detail if detail else ""))
+    for line in problems(results):
+        section.note(line)
+    return section
+
+
 def timing_note(opts: argparse.Namespace) -> str:
     """How the figures were taken, in one sentence for a report."""
     clock = "wall time" if opts.device == "cuda" else "CPU time"

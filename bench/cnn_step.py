@@ -251,10 +251,7 @@ def report(results: dict, opts: argparse.Namespace) -> h.Section:
         verdict = "meets" if gt / tt <= TARGET_TORCH else "misses"
         sec.note(f"Target gradlab/PyTorch ≤ {TARGET_TORCH:.2f} for forward + backward at "
                  f"batch {opts.batch[0]}: {gt / tt:.2f}, {verdict} it.")
-    sec.note(h.timing_note(opts) + f" lr = {LR}, the same batch every step.")
-    for line in h.problems(results):
-        sec.note(line)
-    return sec
+    return h.close_section(sec, results, opts, f"lr = {LR}, the same batch every step.")
 
 
 def main(argv=None) -> None:

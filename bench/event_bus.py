@@ -117,10 +117,7 @@ def report(results: dict, opts: argparse.Namespace) -> h.Section:
         sec.note(f"The idle check `if events.listeners:` costs {check * 1e9:.0f} ns{share}.")
         counts = ", ".join(f"{n} {kind}" for kind, n in sorted(idle["events"].items()))
         sec.note(f"One chain + backward emits, when listened to: {counts or 'no events'}.")
-    sec.note(h.timing_note(opts) + " Each column runs in its own process.")
-    for line in h.problems(results):
-        sec.note(line)
-    return sec
+    return h.close_section(sec, results, opts, "Each column runs in its own process.")
 
 
 def main(argv=None) -> None:

@@ -252,10 +252,7 @@ def report(results: dict, opts: argparse.Namespace) -> h.Section:
             verdict = "meets" if gt / nt <= TARGET_NUMPY else "misses"
             sec.note(f"Target gradlab/NumPy ≤ {TARGET_NUMPY:.2f} at batch {TARGET_BATCH} "
                      f"({label}): {gt / nt:.2f}, {verdict} it.")
-    sec.note(h.timing_note(opts) + f" lr = {LR}, the same batch every step.")
-    for line in h.problems(results):
-        sec.note(line)
-    return sec
+    return h.close_section(sec, results, opts, f"lr = {LR}, the same batch every step.")
 
 
 def main(argv=None) -> None:

@@ -201,11 +201,8 @@ def report(results: dict, opts: argparse.Namespace) -> h.Section:
                h.status_cell(n, case, "us") if n else "-",
                h.fmt_ratio(gt, tt), h.fmt_ratio(gt, nt))
     sec.table("Forward only, under `no_grad()` (NumPy: the bare array call, the floor):", fw)
-    sec.note(h.timing_note(opts) + f" Target: gradlab/PyTorch ≤ {TARGET} for forward + "
-             "backward.")
-    for line in h.problems(results):
-        sec.note(line)
-    return sec
+    return h.close_section(sec, results, opts,
+                           f"Target: gradlab/PyTorch ≤ {TARGET} for forward + backward.")
 
 
 def _meets(gt, tt) -> str:
