@@ -57,13 +57,18 @@ class ToDevice(Function):
         return to(grad, ctx.source), None, None
 
 
-def _parse_to(tensor, args, kwargs):
+def parse_to_args(args, kwargs, op: str = "to()"):
+    """``(device, dtype)`` asked for by ``to``'s arguments (None where not given).
+
+    Shared by ``Tensor.to`` and ``Module.to``: a tensor argument means its
+    device and dtype, a dtype (or its name) the dtype, anything else the device.
+    """
     dev = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
-    kwargs.pop("non_blocking", None)
-    kwargs.pop("copy", None)
+    for accepted in ("non_blocking", "copy", "memory_format"):
+        kwargs.pop(accepted, None)
     if kwargs:
-        raise TypeError(f"to(): unexpected arguments {sorted(kwargs)}")
+        raise TypeError(f"{op}: unexpected arguments {sorted(kwargs)}")
     for a in args:
         if isinstance(a, Tensor):
             dev, dtype = a.device, a.dtype
@@ -72,6 +77,11 @@ def _parse_to(tensor, args, kwargs):
             dtype = a
         elif a is not None:
             dev = a
+    return dev, dtype
+
+
+def _parse_to(tensor, args, kwargs):
+    dev, dtype = parse_to_args(args, kwargs)
     return (as_device(dev) if dev is not None else tensor.device,
             _dt.to_dtype(dtype) if dtype is not None else tensor.dtype)
 

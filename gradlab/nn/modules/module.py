@@ -17,10 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import numpy as np
-
 from ... import dtypes as _dt
 from ...autograd.grad_mode import no_grad, state
+from ...ops.conversion import parse_to_args
 from ...tensor import Tensor
 from ..parameter import Buffer, Parameter
 from ._checkpoint import ModuleCheckpoint
@@ -394,22 +393,7 @@ class Module(ModuleHooks, ModuleCheckpoint):
 
         Only floating point parameters and buffers change dtype (a step counter stays int).
         """
-        device = kwargs.pop("device", None)
-        dtype = kwargs.pop("dtype", None)
-        kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
-        if kwargs:
-            raise TypeError(f"Module.to(): unexpected arguments {sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, Tensor):
-                device, dtype = a.device, a.dtype
-            elif isinstance(a, (_dt.dtype, np.dtype)) or (isinstance(a, str) and
-                                                          a in _dt._BY_NAME):
-                dtype = a
-            elif isinstance(a, type) and a not in (str,):
-                dtype = a
-            elif a is not None:
-                device = a
+        device, dtype = parse_to_args(args, kwargs, "Module.to()")
         if dtype is not None:
             dtype = _dt.to_dtype(dtype)
             if not dtype.is_floating_point:
