@@ -29,11 +29,20 @@ from typing import Any
 
 __all__ = [
     "subscribe", "emit", "listeners", "Subscription", "TensorRef", "Event", "OpForward",
-    "BackwardNode", "GradAccumulated", "Memory", "Phase", "OptimizerStep", "tensor_ref",
+    "BackwardNode", "GradAccumulated", "Memory", "Phase", "OptimizerStep", "Metric",
+    "tensor_ref", "light_listeners", "LIGHT_EVENTS",
 ]
 
 listeners: list[Callable[[Event], Any]] = []
-"""The live listeners. Emitters test this list's truth before building an event."""
+"""Listeners to every event. Emitters test this list's truth before building an event."""
+
+light_listeners: list[Callable[[Event], Any]] = []
+"""Listeners to the light events only (:data:`LIGHT_EVENTS`: a handful per iteration).
+
+A debugger running freely listens here and keeps ops, backward nodes and
+allocations at full speed; emitters of light events test
+``listeners or light_listeners``.
+"""
 
 _seq = itertools.count(1)
 _lock = threading.Lock()
@@ -120,16 +129,24 @@ class Memory(Event):
 
 @dataclass(frozen=True, slots=True)
 class Phase(Event):
-    """A boundary of a training step: "backward_begin", "backward_end", "step", ...
+    """A boundary of a training step.
 
-    ``backward_begin`` names the tensors backward starts from in ``roots``,
-    so a listener can read the whole graph (``roots[i].tensor.grad_fn``)
-    before backward runs and frees what the nodes saved.
+    ``kind`` is one of:
+
+    ``backward_begin`` / ``backward_end``   around ``backward()`` and ``autograd.grad``;
+                    ``roots`` names the tensors backward starts from, so a
+                    listener can read the whole graph (``roots[i].tensor.grad_fn``)
+                    before backward runs and frees what the nodes saved
+    ``step`` / ``step_end``   around ``optimizer.step()``; ``iteration`` counts
+                    that optimizer's steps from 1
+    ``epoch``       a ``DataLoader`` starts a pass over its data; ``iteration``
+                    counts that loader's passes from 1, ``source`` tells loaders apart
     """
 
     kind: str
     iteration: int | None = None
     roots: tuple[TensorRef, ...] = ()
+    source: int | None = None  # id() of the optimizer or loader that emitted it
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,22 +159,54 @@ class OptimizerStep(Event):
     lr: float
     state_before: dict
     state_after: dict
+    options: dict = field(default_factory=dict)  # the group's hyperparameters ("params" left out)
+    grad_norm: float | None = None  # 2-norm of the gradient the update used
+    update_norm: float | None = None  # 2-norm of the change to the parameter
+    source: int | None = None  # id() of the optimizer: two Adams stay apart
+
+
+@dataclass(frozen=True, slots=True)
+class Metric(Event):
+    """Numbers a script reported itself (``gradlab.debug.report(accuracy=0.93)``)."""
+
+    values: dict
+
+
+LIGHT_EVENTS = (Phase, Metric)
+"""Events that mark boundaries rather than work: what a ``light`` subscription receives."""
 
 
 class Subscription:
-    """A live subscription; ``remove()`` it, or use it as a context manager."""
+    """A live subscription; ``remove()`` it, or use it as a context manager.
 
-    __slots__ = ("callback", "active")
+    ``light`` tells whether it receives only :data:`LIGHT_EVENTS`; assign to
+    switch, e.g. to watch one iteration in full and the next ones lightly.
+    """
 
-    def __init__(self, callback: Callable[[Event], Any]) -> None:
+    __slots__ = ("callback", "active", "_light")
+
+    def __init__(self, callback: Callable[[Event], Any], light: bool) -> None:
         self.callback = callback
         self.active = True
+        self._light = light
+
+    @property
+    def light(self) -> bool:
+        return self._light
+
+    @light.setter
+    def light(self, value: bool) -> None:
+        with _lock:
+            if self.active and value != self._light:
+                (light_listeners if self._light else listeners).remove(self.callback)
+                (light_listeners if value else listeners).append(self.callback)
+            self._light = bool(value)
 
     def remove(self) -> None:
         with _lock:
             if self.active:
                 self.active = False
-                listeners.remove(self.callback)
+                (light_listeners if self._light else listeners).remove(self.callback)
 
     def __enter__(self) -> Subscription:
         return self
@@ -166,13 +215,17 @@ class Subscription:
         self.remove()
 
 
-def subscribe(callback: Callable[[Event], Any]) -> Subscription:
-    """Call ``callback(event)`` for every event from now on, on the emitting thread."""
+def subscribe(callback: Callable[[Event], Any], *, light: bool = False) -> Subscription:
+    """Call ``callback(event)`` for every event from now on, on the emitting thread.
+
+    With ``light=True`` only for :data:`LIGHT_EVENTS` (phases and reported
+    metrics), which leaves the hot paths as fast as with nobody listening.
+    """
     if not callable(callback):
         raise TypeError(f"events.subscribe: expected a callable, got {type(callback).__name__}")
     with _lock:
-        listeners.append(callback)
-    return Subscription(callback)
+        (light_listeners if light else listeners).append(callback)
+    return Subscription(callback, light)
 
 
 def emit(event: Event) -> None:
@@ -183,7 +236,10 @@ def emit(event: Event) -> None:
     ``BaseException``s that are not ``Exception``s (KeyboardInterrupt,
     SystemExit, the debugger's stop request) travel on to the caller.
     """
-    for callback in tuple(listeners):
+    targets = tuple(listeners)
+    if light_listeners and type(event) in LIGHT_EVENTS:
+        targets += tuple(light_listeners)
+    for callback in targets:
         try:
             callback(event)
         except Exception:

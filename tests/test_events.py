@@ -214,3 +214,40 @@ def test_backward_begin_lets_a_listener_read_the_graph_before_it_is_freed():
     with events.subscribe(walk):
         out.backward()
     assert seen == [["SumBackward0", "MulBackward0", "ExpBackward0", "AccumulateGrad"]]
+
+
+def test_a_light_subscription_sees_phases_and_metrics_only():
+    seen = []
+    sub = events.subscribe(seen.append, light=True)
+    try:
+        assert sub.light and sub.callback in events.light_listeners
+        assert not events.listeners  # the hot paths stay as fast as with nobody listening
+        w = gradlab.ones(3, requires_grad=True)
+        (w * 2).sum().backward()
+        events.emit(events.Metric(events.next_seq(), {"accuracy": 0.5}))
+        assert [type(e).__name__ for e in seen] == ["Phase", "Phase", "Metric"]
+        assert [e.kind for e in seen[:2]] == ["backward_begin", "backward_end"]
+        sub.light = False  # switch to everything: ops and backward nodes arrive too
+        assert sub.callback in events.listeners and sub.callback not in events.light_listeners
+        (w * 2).sum().backward()
+        kinds = {type(e).__name__ for e in seen[3:]}
+        assert {"OpForward", "BackwardNode", "Phase"} <= kinds
+        sub.light = True
+        assert sub.callback in events.light_listeners and sub.callback not in events.listeners
+    finally:
+        sub.remove()
+    assert sub.callback not in events.light_listeners and not sub.active
+    sub.light = False  # a removed subscription stays removed
+    assert sub.callback not in events.listeners
+
+
+def test_a_dataloader_pass_is_an_epoch_phase():
+    from gradlab.utils.data import DataLoader, TensorDataset
+
+    loader = DataLoader(TensorDataset(gradlab.arange(6.0)), batch_size=4)
+    seen = []
+    with events.subscribe(seen.append, light=True):
+        for _ in range(2):
+            list(loader)
+    assert [(e.kind, e.iteration, e.source) for e in seen] == \
+        [("epoch", 1, id(loader)), ("epoch", 2, id(loader))]

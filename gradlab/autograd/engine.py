@@ -146,7 +146,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accu
 
     prev_enabled = state.enabled
     state.enabled = create_graph
-    if events.listeners:
+    if events.listeners or events.light_listeners:
         events.emit(events.Phase(events.next_seq(), "backward_begin",
                                  roots=tuple(events.tensor_ref(t) for t in tensors)))
     try:
@@ -189,7 +189,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accu
                     _accumulate(t, g, create_graph)
     finally:
         state.enabled = prev_enabled
-        if events.listeners:
+        if events.listeners or events.light_listeners:
             events.emit(events.Phase(events.next_seq(), "backward_end"))
     return captured
 

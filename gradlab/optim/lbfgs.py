@@ -106,13 +106,14 @@ class LBFGS(Optimizer):
                 "        loss = loss_fn(model(x), y)\n        loss.backward()\n"
                 "        return loss\n    optimizer.step(closure)")
         listening = events.listeners
-        before = [snapshot(self.state.get(p, {})) for p in self._params] if listening else None
+        before = [(snapshot(self.state.get(p, {})), p._data.copy()) for p in self._params] \
+            if listening else None
         with no_grad():
             loss = self._iterate(closure)
         if listening:
             group = self.param_groups[0]
-            for p, was in zip(self._params, before):
-                self._emit_update(0, group, p, was, snapshot(self.state.get(p, {})))
+            for p, (was, old) in zip(self._params, before):
+                self._emit_update(0, group, p, was, snapshot(self.state.get(p, {})), old, p.grad)
         return loss
 
     def _iterate(self, closure):

@@ -38,6 +38,7 @@ from ..utils.hooks import RemovableHandle
 __all__ = ["Optimizer"]
 
 _listeners = events.listeners  # the bus's list: truthy exactly when someone listens
+_light_listeners = events.light_listeners  # those that want only phases
 
 
 class Optimizer:
@@ -164,9 +165,12 @@ class Optimizer:
                 args, kwargs = changed
         closure = args[0] if args else kwargs.get("closure")
         self._steps += 1
-        if _listeners:
-            events.emit(events.Phase(events.next_seq(), "step", self._steps))
+        if _listeners or _light_listeners:
+            events.emit(events.Phase(events.next_seq(), "step", self._steps, source=id(self)))
         loss = self._step(closure)
+        if _listeners or _light_listeners:
+            events.emit(events.Phase(events.next_seq(), "step_end", self._steps,
+                                     source=id(self)))
         for hook in tuple(self._step_post_hooks.values()):
             hook(self, args, kwargs)
         return loss
@@ -195,13 +199,19 @@ class Optimizer:
     def _update_and_emit(self, index: int, group: dict, param: Tensor, grad: Tensor) -> None:
         state = self.state[param]
         before = snapshot(state)
+        old = param._data.copy()
         self._update(param, grad, state, group)
-        self._emit_update(index, group, param, before, snapshot(state))
+        self._emit_update(index, group, param, before, snapshot(state), old, grad)
 
     def _emit_update(self, index: int, group: dict, param: Tensor, before: dict,
-                     after: dict) -> None:
+                     after: dict, old_data=None, grad: Tensor | None = None) -> None:
+        """Emit ``OptimizerStep``; ``old_data``, the array before the update, gives its size."""
+        options = {k: v for k, v in group.items() if k != "params"}
+        update_norm = None if old_data is None else _norm(param._data - old_data)
+        grad_norm = None if grad is None else _norm(grad._data)
         events.emit(events.OptimizerStep(events.next_seq(), self._name, index,
-                                         events.tensor_ref(param), group["lr"], before, after))
+                                         events.tensor_ref(param), group["lr"], before, after,
+                                         options, grad_norm, update_norm, id(self)))
 
     @staticmethod
     def _evaluate(closure):
@@ -294,6 +304,12 @@ def state_tensor(t: Tensor) -> Tensor:
     """Mark ``t`` as optimizer state: its bytes count in the ``optimizer`` memory category."""
     t._storage.set_category("optimizer")
     return t
+
+
+def _norm(array) -> float:
+    """The 2-norm of a raw array as a Python float (one number crosses from the device)."""
+    flat = array.reshape(-1)
+    return float((flat.astype("float64") * flat).sum() ** 0.5) if flat.size else 0.0
 
 
 def snapshot(state: dict) -> dict:

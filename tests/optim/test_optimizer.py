@@ -343,11 +343,19 @@ def test_events_one_per_updated_parameter_and_one_phase_per_step():
             opt.step()
 
     seen = record(two_steps)
-    assert [type(e).__name__ for e in seen] == ["Phase", "OptimizerStep", "OptimizerStep"] * 2
-    assert [(e.kind, e.iteration) for e in seen[::3]] == [("step", 1), ("step", 2)]
+    assert [type(e).__name__ for e in seen] == \
+        ["Phase", "OptimizerStep", "OptimizerStep", "Phase"] * 2
+    assert [(e.kind, e.iteration) for e in seen if isinstance(e, events.Phase)] == \
+        [("step", 1), ("step_end", 1), ("step", 2), ("step_end", 2)]
+    assert {e.source for e in seen} == {id(opt)}
     updates = [e for e in seen if isinstance(e, events.OptimizerStep)]
     assert [(e.optimizer, e.group, e.lr, e.param.tensor) for e in updates[:2]] == \
         [("SGD", 0, 0.1, w), ("SGD", 1, 0.5, b)]
+    assert "params" not in updates[1].options
+    assert (updates[1].options["lr"], updates[1].options["momentum"]) == (0.5, 0.9)
+    # step 1 with an empty buffer moves w by lr * grad: its size and the grad's norm
+    assert updates[0].grad_norm == pytest.approx(np.linalg.norm(grads[0]))
+    assert updates[0].update_norm == pytest.approx(0.1 * np.linalg.norm(grads[0]))
     # step 1: no state before; the buffer starts as the gradient
     assert updates[0].state_before == {}
     np.testing.assert_array_equal(updates[0].state_after["momentum_buffer"], grads[0])

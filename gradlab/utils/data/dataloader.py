@@ -52,6 +52,7 @@ import sys
 import time
 import weakref
 
+from ... import events
 from . import _worker
 from ._worker import get_worker_info
 from .collate import default_collate, default_convert
@@ -154,6 +155,7 @@ class DataLoader:
         self.collate_fn = collate_fn
         self.multiprocessing_context = _check_context(multiprocessing_context, num_workers)
         self._iterator = None
+        self._epochs = 0  # passes started: the number on Phase("epoch") events
         self.__initialized = True
 
     def __setattr__(self, name: str, value) -> None:
@@ -172,6 +174,9 @@ class DataLoader:
         return self.batch_sampler if self._auto_collation else self.sampler
 
     def __iter__(self):
+        self._epochs += 1
+        if events.listeners or events.light_listeners:
+            events.emit(events.Phase(events.next_seq(), "epoch", self._epochs, source=id(self)))
         if self.num_workers == 0:
             return _SingleProcessDataLoaderIter(self)
         if not self.persistent_workers:
