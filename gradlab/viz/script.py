@@ -17,6 +17,7 @@ import runpy
 import sys
 
 from .. import events
+from ..debug.runner import script_environment, script_traceback
 from .capture import Capture, Trace, capture
 
 __all__ = ["capture_script", "NoBackward", "ScriptFailed"]
@@ -36,13 +37,7 @@ class ScriptFailed(Exception):
 
     def script_traceback(self) -> str:
         """The traceback as Python would print it, from the script's own first frame on."""
-        import traceback
-
-        tb = self.error.__traceback__
-        while tb is not None and tb.tb_frame.f_code.co_filename != self.script:
-            tb = tb.tb_next
-        error = self.error.with_traceback(tb or self.error.__traceback__)
-        return "".join(traceback.format_exception(error))
+        return script_traceback(self.error, self.script)
 
 
 class _Captured(BaseException):
@@ -118,12 +113,10 @@ def capture_script(path: str, args: list[str], *, step: int = 1) -> Capture:
     if not os.path.isfile(path):
         raise FileNotFoundError(f"render: no such script: {path}")
     watcher = _Watcher(step, path)
-    saved_argv, saved_path = sys.argv, list(sys.path)
-    sys.argv = [path, *args]
-    sys.path.insert(0, os.path.dirname(path))
     subscription = events.subscribe(watcher)
     try:
-        runpy.run_path(path, run_name="__main__")
+        with script_environment(path, args):
+            runpy.run_path(path, run_name="__main__")
     except _Captured:
         pass
     except KeyboardInterrupt:
@@ -132,8 +125,6 @@ def capture_script(path: str, args: list[str], *, step: int = 1) -> Capture:
         raise ScriptFailed(error, path) from None
     finally:
         subscription.remove()
-        sys.argv = saved_argv
-        sys.path[:] = saved_path
     if watcher.capture is None:
         if watcher.seen == 0:
             raise NoBackward(f"render: {os.path.basename(path)} never called backward(), so "

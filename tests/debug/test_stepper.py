@@ -1,0 +1,209 @@
+"""Stepping a real training run at each granularity, pause/resume, and the Stepper itself."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+import gradlab
+from gradlab import events, nn
+from gradlab.debug import STEP_KINDS, Session, StopRun
+from gradlab.debug.stepper import Stepper
+from gradlab.utils.data import DataLoader, TensorDataset
+
+pytestmark = pytest.mark.timeout(30)
+WAIT = 10  # seconds: far more than any step takes; a failure, never a hang
+
+
+def train(epochs: int = 3):
+    """Two epochs of two batches: an MLP with SGD, batches from a DataLoader."""
+    gradlab.manual_seed(0)
+    model = nn.Sequential(nn.Linear(2, 4), nn.ReLU(), nn.Linear(4, 1))
+    opt = gradlab.optim.SGD(model.parameters(), lr=0.1)
+    x, y = gradlab.randn(8, 2), gradlab.randn(8, 1)
+    loader = DataLoader(TensorDataset(x, y), batch_size=4)
+    for _ in range(epochs):
+        for xb, yb in loader:
+            opt.zero_grad()
+            loss = ((model(xb) - yb) ** 2).mean()
+            loss.backward()
+            opt.step()
+
+
+def expected_stops(log, kind: str) -> list[int]:
+    """The seqs where a step of ``kind`` must stop, computed from the full event list."""
+    stops, in_step, depth, awaiting = [], False, 0, True
+    for e in log:
+        if isinstance(e, events.Phase):
+            if e.kind == "step":
+                in_step = True
+            elif e.kind == "step_end":
+                in_step = False
+            elif e.kind == "backward_begin":
+                depth += 1
+            elif e.kind == "backward_end":
+                depth, awaiting = depth - 1, True
+            elif e.kind == "epoch" and kind == "epoch":
+                stops.append(e.seq)
+        elif isinstance(e, events.OpForward):
+            if kind == "op" and not in_step and not depth:
+                stops.append(e.seq)
+            if kind == "iteration" and e.node_id is not None and awaiting:
+                stops.append(e.seq)
+                awaiting = False
+        elif isinstance(e, events.BackwardNode) and kind == "backward":
+            stops.append(e.seq)
+        elif isinstance(e, events.OptimizerStep) and kind == "update":
+            stops.append(e.seq)
+    return stops
+
+
+@pytest.mark.parametrize("kind, count", [("op", 8), ("backward", 7), ("update", 5),
+                                         ("iteration", 3), ("epoch", 2)])
+def test_step_sequence_follows_the_events(kind, count):
+    log = []
+    with events.subscribe(log.append), Session(detail_interval=60) as session:
+        session.run_function(train, pause_at_start=True)
+        assert session.wait_paused(WAIT)
+        start = session.paused_event.seq
+        stops, reasons = [], set()
+        for _ in range(count):
+            session.step(kind)
+            assert session.wait_paused(WAIT), f"no pause after step({kind!r})"
+            stops.append(session.paused_event.seq)
+            reasons.add(session.snapshot().pause_reason)
+        session.resume()
+        assert session.wait_finished(WAIT) and session.status == "finished"
+    want = [seq for seq in expected_stops(log, kind) if seq > start][:count]
+    assert stops == want
+    assert reasons == {f"step: next {dict(op='op', backward='backward node', update='optimizer update', iteration='iteration', epoch='epoch')[kind]}"}  # noqa: E501
+
+
+def test_step_backward_walks_the_whole_backward_pass():
+    """From the first op of iteration 1, 'backward' steps visit every node once, in order."""
+    log = []
+    with events.subscribe(log.append), Session() as session:
+        session.run_function(train, 1, pause_at_start=True)
+        assert session.wait_paused(WAIT)
+        ops = []
+        while True:
+            session.step("backward")
+            if not session.wait_paused(WAIT):
+                break
+            event = session.paused_event
+            ops.append(event.op)
+            assert session.snapshot().position.event == "backward"
+        assert session.wait_finished(WAIT)
+    assert ops == [e.op for e in log if isinstance(e, events.BackwardNode)]
+    assert ops[:5] == ["mean", "pow", "sub", "linear", "relu"]
+
+
+def test_pause_at_start_stops_at_the_first_pausable_event():
+    log = []
+    with events.subscribe(log.append), Session() as session:
+        session.run_function(train, 1, pause_at_start=True)
+        assert session.wait_paused(WAIT)
+        assert session.status == "paused"
+        first = session.paused_event
+        assert session.snapshot().pause_reason == "paused at the start"
+        session.resume()
+        assert session.wait_finished(WAIT)
+    pausable = [e for e in log if isinstance(e, (events.OpForward, events.BackwardNode,
+                                                 events.OptimizerStep))]
+    assert first is pausable[0]
+
+
+def endless(stop_flag: threading.Event, iterations: list):
+    w = gradlab.ones(3, requires_grad=True)
+    while not stop_flag.is_set() and len(iterations) < 100_000:
+        loss = (w * 2).sum()
+        loss.backward()
+        iterations.append(1)
+
+
+def test_pause_resume_and_stop_a_running_loop():
+    flag, iterations = threading.Event(), []
+    with Session() as session:
+        run = session.run_function(endless, flag, iterations)
+        deadline = time.monotonic() + WAIT
+        while not iterations and time.monotonic() < deadline:
+            time.sleep(0.01)
+        session.pause()
+        assert session.wait_paused(WAIT)
+        assert session.status == "paused" and session.snapshot().pause_reason == "paused"
+        assert isinstance(session.paused_event, (events.OpForward, events.BackwardNode))
+        frozen = len(iterations)
+        time.sleep(0.1)
+        assert len(iterations) == frozen  # really paused
+        session.resume()
+        deadline = time.monotonic() + WAIT
+        while len(iterations) == frozen and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(iterations) > frozen and session.status == "running"
+        session.stop()
+        assert session.wait_finished(WAIT)
+        assert run.status == "stopped" and session.status == "stopped"
+
+
+def test_control_calls_without_a_run_do_nothing():
+    with Session() as session:
+        session.pause()
+        session.step("op")
+        session.resume()
+        session.stop()
+        assert session.status == "idle"
+        assert session.wait_paused(0.05) is False
+        assert session.wait_finished(0.05) is True
+        gradlab.ones(2) * 2  # this thread is never paused
+    with pytest.raises(ValueError, match="step: kind must be one of .*'op'.*got 'ops'"):
+        session.step("ops")
+    assert STEP_KINDS == ("op", "backward", "update", "iteration", "epoch")
+
+
+# --- the Stepper on its own -------------------------------------------------------------------
+def hold_in_thread(stepper: Stepper, outcome: list) -> threading.Thread:
+    def target():
+        try:
+            stepper.hold("test pause")
+            outcome.append("went on")
+        except StopRun:
+            outcome.append("stopped")
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("action, result", [("resume", "went on"), ("release", "went on"),
+                                            ("stop", "stopped"), ("step", "went on")])
+def test_stepper_hold_ends_on_each_control_call(action, result):
+    stepper, outcome = Stepper(), []
+    thread = hold_in_thread(stepper, outcome)
+    done = threading.Event()
+    assert stepper.wait_paused(WAIT, done)
+    assert stepper.paused and stepper.pause_reason == "test pause"
+    getattr(stepper, action)(*(["op"] if action == "step" else []))
+    thread.join(WAIT)
+    assert not thread.is_alive() and outcome == [result]
+    assert not stepper.paused and stepper.pause_reason is None
+    assert stepper.request == ("op" if action == "step" else None)
+
+
+def test_stepper_wait_paused_times_out_and_sees_the_end():
+    stepper, done = Stepper(), threading.Event()
+    start = time.monotonic()
+    assert stepper.wait_paused(0.1, done) is False
+    assert 0.09 <= time.monotonic() - start < 2
+    done.set()
+    assert stepper.wait_paused(None, done) is False
+
+
+def test_stepper_after_release_never_pauses():
+    stepper = Stepper()
+    stepper.release()
+    stepper.pause()
+    assert stepper.request is None
+    stepper.hold("ignored")  # returns at once
+    assert not stepper.paused
