@@ -20,7 +20,7 @@ from . import events
 
 __all__ = [
     "CATEGORIES", "DeviceMemory", "memory_allocated", "max_memory_allocated",
-    "reset_peak_memory_stats", "memory_stats", "memory_summary", "stats_for",
+    "reset_peak_memory_stats", "memory_stats", "memory_summary", "stats_for", "all_device_stats",
 ]
 
 CATEGORIES = ("parameter", "gradient", "activation", "optimizer", "other")
@@ -68,6 +68,12 @@ def stats_for(device) -> DeviceMemory:
         with _lock:
             stats = _stats.setdefault(device, DeviceMemory(device))
     return stats
+
+
+def all_device_stats() -> tuple[DeviceMemory, ...]:
+    """The running totals of every device that has held a tensor so far."""
+    with _lock:
+        return tuple(_stats.values())
 
 
 def _device_stats(device) -> DeviceMemory:

@@ -129,3 +129,10 @@ def test_cuda_memory_figures_are_zero_without_a_gpu():
     assert gradlab.cuda.memory_allocated() == 0
     assert gradlab.memory_allocated("cuda:1") == 0
     assert gradlab.cuda.memory_summary().startswith("gradlab memory on cuda:0")
+
+
+def test_all_device_stats_lists_every_device_that_held_a_tensor():
+    x = gradlab.ones(10)
+    found = {str(s.device): s for s in gradlab.memory.all_device_stats()}
+    assert "cpu" in found
+    assert found["cpu"].live == gradlab.memory_allocated("cpu") >= x.nbytes

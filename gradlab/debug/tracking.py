@@ -18,6 +18,7 @@ from collections import deque
 
 import numpy as np
 
+from ..memory import all_device_stats
 from .snapshot import DeviceMemorySnapshot, MemorySample, OptimizerSnapshot, ParamStateSnapshot
 
 __all__ = ["MemoryTracker", "OptimizerTracker", "state_norm"]
@@ -75,10 +76,8 @@ class MemoryTracker:
 
     def sample(self, now: float) -> None:
         """Read every device's totals from ``gradlab.memory`` now (light listening)."""
-        from .. import memory
-
-        for dev, stats in list(memory._stats.items()):
-            record = self._device(str(dev))
+        for stats in all_device_stats():
+            record = self._device(str(stats.device))
             if record.stats is None:
                 record.stats = stats
             record.live, record.peak = stats.live, stats.peak
