@@ -1,0 +1,40 @@
+"""Screenshot tests of the app's main screens (pytest-textual-snapshot's ``snap_compare``).
+
+The app runs in static mode (no timings on screen) at a fixed terminal size,
+on a seeded script, so each picture is the same on every run. After a
+deliberate change to a screen, look at the new pictures and accept them with
+``pytest tests/tui/test_snapshots.py --snapshot-update``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pytest_textual_snapshot")
+
+from tests.tui.test_app import TINY, paused_after, runs, step, write  # noqa: E402, F401
+from tui.app import GradlabApp  # noqa: E402
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def test_home_screen(snap_compare, runs):  # noqa: F811
+    assert snap_compare(GradlabApp(static=True, session_factory=runs), terminal_size=(80, 24))
+
+
+def test_help_screen(snap_compare, runs):  # noqa: F811
+    assert snap_compare(GradlabApp(static=True, session_factory=runs), press=["question_mark"],
+                        terminal_size=(80, 24))
+
+
+def test_debugger_paused_mid_backward(snap_compare, runs, tmp_path):  # noqa: F811
+    app = GradlabApp(script=write(tmp_path, "tiny", TINY), static=True, session_factory=runs)
+
+    async def three_backward_nodes(pilot) -> None:
+        screen = pilot.app.screen
+        await paused_after(pilot, screen, None, "the pause at the start")
+        for _ in range(3):
+            await step(pilot, screen, "b", "a backward node")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=three_backward_nodes)

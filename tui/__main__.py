@@ -1,0 +1,5 @@
+"""``python -m tui [run SCRIPT args]``: the app, as the ``gradlab`` command opens it."""
+
+from gradlab.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The app's screens: home, debugger, help, and the modals (quit, traceback)."""

@@ -1,0 +1,399 @@
+"""The debugger screen: a script runs under a debug session; the graph and panels show it.
+
+The screen never waits on the training thread. Ten times a second it reads
+``session.version`` (a number) and, only when it changed, takes one
+``session.snapshot()`` and hands it to the graph and the visible panels. Step
+commands go to the session, which applies them on the training thread.
+
+Layout: under 110 columns the graph fills the top and the panels are tabs
+below it (Inspector first); wider, the inspector sits beside the graph above
+the Memory / Optimizer / Training / Log tabs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+
+from rich.markup import escape
+from textual import work
+from textual.app import ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Static, TabbedContent, TabPane
+
+from ..app import AppResult
+from ..widgets.graph_view import GraphView
+from ..widgets.inspector import InspectorPanel
+from ..widgets.log import LogPanel
+from ..widgets.memory import MemoryPanel
+from ..widgets.optimizer import OptimizerPanel
+from ..widgets.training import TrainingPanel
+from .quit import RUN_ON, STOP, QuitScreen
+from .traceback import TracebackScreen
+
+__all__ = ["DebuggerScreen", "STEP_KEYS", "POLL_INTERVAL"]
+
+POLL_INTERVAL = 0.1  # seconds: at most ten refreshes a second however fast training runs
+
+# key, step kind, footer word, toolbar label
+STEP_KEYS = (
+    ("n", "op", "op", "op"),
+    ("b", "backward", "bwd", "bwd"),
+    ("o", "update", "update", "upd"),
+    ("i", "iteration", "iter", "iter"),
+    ("e", "epoch", "epoch", "epoch"),
+)
+_STATUS_COLOURS = {"running": "$success", "paused": "$warning", "failed": "$error",
+                   "finished": "$primary", "stopped": "$secondary", "idle": "$foreground"}
+_ALIVE = ("idle", "running", "paused")
+
+
+def _default_session():
+    from gradlab.debug import Session
+
+    return Session()
+
+
+class DebuggerScreen(Screen):
+    """Debug ``script`` (run with ``args``) under a fresh session."""
+
+    BINDINGS = [
+        *(Binding(key, f"step('{kind}')", word, tooltip=f"run to the next {kind}")
+          for key, kind, word, _ in STEP_KEYS),
+        Binding("c", "resume", "continue"),
+        Binding("p", "pause", "pause"),
+        Binding("x", "toggle_breakpoint", "break op"),
+        Binding("N", "toggle_nonfinite", "NaN", key_display="N"),
+        Binding("g", "save_image", "image"),
+        Binding("left_square_bracket", "history(-1)", "back", key_display="["),
+        Binding("right_square_bracket", "history(1)", "fwd", key_display="]"),
+        Binding("q", "quit_debugger", "quit"),
+        Binding("escape", "follow", "follow the run", show=False),
+    ]
+
+    def __init__(self, script: str, args: Sequence[str] = (), *, title: str | None = None,
+                 session_factory: Callable[[], object] | None = None,
+                 pause_at_start: bool = True) -> None:
+        super().__init__()
+        self.script = script
+        self.args = tuple(args)
+        self.title = title or os.path.basename(script)
+        self.session_factory = session_factory or _default_session
+        self.pause_at_start = pause_at_start
+        self.session = None
+        self.snapshot = None  # the last Snapshot drawn
+        self.selected: str | None = None  # the node the user picked (None: follow the run)
+        self.viewing: int | None = None  # an earlier iteration shown from history (time travel)
+        self._version: int | None = None
+        self._detached = False
+        self._error_shown = False
+        self._ended_said = False
+
+    # --- layout ----------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Static("starting ...", id="status")
+        with Horizontal(id="toolbar"):
+            yield Button("▶ continue", id="btn-resume", compact=True, tooltip="c")
+            yield Button("‖ pause", id="btn-pause", compact=True, tooltip="p")
+            for key, kind, _, label in STEP_KEYS:
+                yield Button(f"{label} {key}", id=f"btn-{kind}", compact=True,
+                             tooltip=f"{key}: run to the next {kind}")
+        with Horizontal(id="main"):
+            yield GraphView(id="graph")
+            with Vertical(id="side"):
+                yield InspectorPanel(id="inspector-wide")
+                with TabbedContent(id="tabs"):
+                    with TabPane("Inspector", id="tab-inspector"):
+                        yield InspectorPanel(id="inspector")
+                    with TabPane("Memory", id="tab-memory"):
+                        yield MemoryPanel(id="memory")
+                    with TabPane("Optimizer", id="tab-optimizer"):
+                        yield OptimizerPanel(id="optimizer")
+                    with TabPane("Training", id="tab-training"):
+                        yield TrainingPanel(id="training",
+                                            show_rate=not getattr(self.app, "static", False))
+                    with TabPane("Log", id="tab-log"):
+                        yield LogPanel(id="log")
+        yield Footer(compact=True)
+
+    @property
+    def wide(self) -> bool:
+        return self.has_class("-wide")
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._sync_layout)
+
+    def _sync_layout(self) -> None:
+        tabs = self.query_one("#tabs", TabbedContent)
+        if self.wide:
+            tabs.hide_tab("tab-inspector")
+            if tabs.active in ("", "tab-inspector"):
+                tabs.active = "tab-memory"
+        else:
+            tabs.show_tab("tab-inspector")
+        self._draw_panels()
+
+    # --- the session -----------------------------------------------------------------------
+    def on_mount(self) -> None:
+        self.query_one("#graph").focus()
+        self.session = self.session_factory()
+        self.session.attach()
+        try:
+            self.session.run_script(self.script, self.args, pause_at_start=self.pause_at_start)
+        except (OSError, ValueError) as error:
+            self._error_shown = True
+            self.app.push_screen(TracebackScreen(self.title, f"{type(error).__name__}: {error}"))
+        self.set_interval(POLL_INTERVAL, self.poll)
+        self.poll()
+        if self.pause_at_start and not getattr(self.app, "static", False):
+            self.notify("Paused before the first op. c runs, n b o i e step (op, backward, "
+                        "update, iteration, epoch), ? shows every key.", title=self.title,
+                        timeout=8)
+
+    def on_unmount(self) -> None:
+        if self.session is not None and not self._detached:
+            self._detached = True
+            self.session.detach("stop")
+
+    def poll(self) -> None:
+        """Redraw when the session changed since the last look (a cheap number compare)."""
+        version = self.session.version
+        if version == self._version:
+            return
+        self._version = version
+        self.snapshot = self.session.snapshot()
+        self.redraw()
+
+    @property
+    def status(self) -> str:
+        return self.snapshot.status if self.snapshot is not None else "idle"
+
+    def _shown_graph(self):
+        snap = self.snapshot
+        if self.viewing is not None:
+            for graph in snap.history:
+                if graph.iteration == self.viewing:
+                    return graph
+            self.viewing = None  # it left the recorded history: back to live
+        return snap.graph
+
+    def _view_snapshot(self):
+        """The snapshot the panels get: the graph shown, no timings in static mode."""
+        snap = replace(self.snapshot, graph=self._shown_graph())
+        if getattr(self.app, "static", False):  # nothing that changes from run to run
+            graph = snap.graph
+            if graph is not None:
+                graph = replace(graph, nodes=tuple(replace(n, duration=None)
+                                                   for n in graph.nodes))
+            snap = replace(snap, steps_per_second=None, graph=graph)
+        return snap
+
+    def redraw(self) -> None:
+        if self.snapshot is None:
+            return
+        snap = self.snapshot
+        graph = self._shown_graph()
+        self.query_one("#graph", GraphView).show(graph)  # it keeps the current node in view
+        self.query_one("#status", Static).update(self.status_text())
+        self._draw_panels()
+        self._announce(snap)
+
+    def _draw_panels(self) -> None:
+        if self.snapshot is None:
+            return
+        view = self._view_snapshot()
+        selected = self.selected
+        if selected is None and view.graph is not None:
+            selected = view.graph.current
+        inspector = "#inspector-wide" if self.wide else "#inspector"
+        self.query_one(inspector, InspectorPanel).show(view, selected)
+        active = self.query_one("#tabs", TabbedContent).active
+        panel = active.removeprefix("tab-")
+        if panel and panel != "inspector":
+            self.query_one(f"#{panel}").show(view, selected)
+
+    def _announce(self, snap) -> None:
+        if snap.status == "failed" and snap.error and not self._error_shown:
+            self._error_shown = True
+            self.app.push_screen(TracebackScreen(self.title, snap.error))
+        elif snap.status in ("finished", "stopped") and not self._ended_said:
+            self._ended_said = True
+            self.notify(f"{self.title} has {snap.status}. Look around, or q to quit.",
+                        title="Script ended")
+
+    def status_text(self) -> str:
+        snap = self.snapshot
+        colour = _STATUS_COLOURS.get(snap.status, "$foreground")
+        parts = [f"[b {colour}]{snap.status}[/]"]
+        reason = snap.pause_reason if snap.status == "paused" else None
+        if reason:  # why first: it matters most
+            parts = [f"[b {colour}]{escape(reason)}[/]"] if reason.startswith("paused") \
+                else [f"[b {colour}]paused:[/] [i]{escape(reason)}[/]"]
+        parts += [f"iteration {snap.iteration}", f"epoch {snap.epoch}"]
+        if self.viewing is not None:
+            parts.append(f"[b $accent]viewing iteration {self.viewing}[/] (] returns)")
+        if snap.position is not None:
+            parts.append(escape(snap.position.description))
+        if snap.steps_per_second and snap.status == "running" \
+                and not getattr(self.app, "static", False):
+            parts.append(f"{snap.steps_per_second:.1f} it/s")
+        if snap.breakpoints:
+            parts.append(f"{len(snap.breakpoints)} breakpoint"
+                         f"{'s' if len(snap.breakpoints) != 1 else ''}")
+        return " · ".join(parts)
+
+    # --- events from widgets ---------------------------------------------------------------
+    def on_graph_view_node_selected(self, message) -> None:
+        self.selected = message.key
+        self._draw_panels()
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self._draw_panels()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        name = (event.button.id or "").removeprefix("btn-")
+        if name == "resume":
+            self.action_resume()
+        elif name == "pause":
+            self.action_pause()
+        elif name:
+            self.action_step(name)
+
+    # --- actions ---------------------------------------------------------------------------
+    def _can_control(self) -> bool:
+        if self.session is not None and self.session.status in _ALIVE:
+            return True
+        self.notify(f"The script has {self.status}: nothing left to step.", severity="warning")
+        return False
+
+    def action_step(self, kind: str) -> None:
+        if self._can_control():
+            self.viewing = None
+            self.session.step(kind)
+
+    def action_resume(self) -> None:
+        if self._can_control():
+            self.viewing = None
+            self.session.resume()
+
+    def action_pause(self) -> None:
+        if self._can_control():
+            self.session.pause()
+
+    def _selected_node(self):
+        graph = self._shown_graph() if self.snapshot is not None else None
+        key = self.selected or (graph.current if graph is not None else None)
+        if graph is None or key is None:
+            return None
+        try:
+            return graph.node(key)
+        except KeyError:
+            return None
+
+    def action_toggle_breakpoint(self) -> None:
+        node = self._selected_node()
+        if node is None or node.kind != "op":
+            self.notify("Select an op in the graph first: x breaks whenever that op runs.",
+                        severity="warning")
+            return
+        now = self.session.toggle_op_breakpoint(node.label)
+        self.notify(f"{'Breakpoint on' if now else 'No more breakpoint on'} op "
+                    f"{node.label}" + (" (c runs to it)" if now else ""))
+
+    def action_toggle_nonfinite(self) -> None:
+        on = not self.session.break_on_nonfinite
+        self.session.break_on_nonfinite = on
+        self.notify("Pausing when a NaN or Inf appears in any value or gradient." if on else
+                    "No more pausing on NaN/Inf.")
+
+    def action_history(self, delta: int) -> None:
+        if self.snapshot is None:
+            return
+        recorded = [g.iteration for g in self.snapshot.history]
+        if self.viewing is None:
+            if delta > 0 or not recorded:
+                self.notify("This is the live iteration." if recorded or delta > 0 else
+                            "No earlier iteration recorded yet.")
+                return
+            self.viewing = recorded[-1]
+        elif delta < 0:
+            older = [i for i in recorded if i < self.viewing]
+            if not older:
+                self.notify(f"Iteration {self.viewing} is the oldest one recorded.")
+                return
+            self.viewing = older[-1]
+        else:
+            newer = [i for i in recorded if i > self.viewing]
+            self.viewing = newer[0] if newer else None
+        self.action_follow()
+
+    def action_follow(self) -> None:
+        """Drop the selection: the inspector follows the node the run is at."""
+        self.selected = None
+        self.query_one("#graph", GraphView).select(None)
+        self.redraw()
+
+    def action_save_image(self) -> None:
+        graph = self._shown_graph() if self.snapshot is not None else None
+        if graph is None or not graph.nodes:
+            self.notify("No graph recorded yet: step into the run first (n).",
+                        severity="warning")
+            return
+        self.notify("Drawing the graph with Graphviz ...", timeout=2)
+        self._save_image(graph)
+
+    @work(thread=True, exclusive=True, group="save-image")
+    def _save_image(self, graph) -> None:
+        from gradlab.viz import GraphvizNotFound
+
+        from .graph_image import save_graph_image
+
+        try:
+            path = save_graph_image(graph)
+        except (GraphvizNotFound, OSError) as error:
+            self.app.call_from_thread(self.notify, str(error), title="No image",
+                                      severity="error")
+            return
+        self.app.call_from_thread(self.notify, f"Saved the graph of iteration "
+                                  f"{graph.iteration} to {os.path.abspath(path)}",
+                                  title="Graph image")
+
+    def action_quit_debugger(self) -> None:
+        if self.session is None or self.session.status not in _ALIVE:
+            self.app.exit(AppResult())
+            return
+        self.app.push_screen(QuitScreen(self.title), self._quit_chosen)
+
+    def _quit_chosen(self, choice: str | None) -> None:
+        if choice == STOP:
+            self._detached = True
+            self.session.detach("stop")
+            self.app.exit(AppResult())
+        elif choice == RUN_ON:
+            # Held at its next event until the caller has shown what it printed so far,
+            # then released with session.detach("continue") (see AppResult).
+            self._detached = True
+            self.session.pause()
+            self.app.exit(AppResult(run_on=self.session))
+
+    def palette_commands(self) -> Iterator[SystemCommand]:
+        """The debugger's commands, by name, for the command palette (ctrl+p)."""
+        for key, kind, _, _ in STEP_KEYS:
+            yield SystemCommand(f"Step: next {kind} ({key})", f"run to the next {kind}, then "
+                                "pause", lambda kind=kind: self.action_step(kind))
+        yield SystemCommand("Continue (c)", "run until a breakpoint", self.action_resume)
+        yield SystemCommand("Pause (p)", "pause at the next op, backward node or update",
+                            self.action_pause)
+        yield SystemCommand("Break on the selected op (x)", "pause whenever that op runs",
+                            self.action_toggle_breakpoint)
+        yield SystemCommand("Break on NaN/Inf (N)", "pause when a value or gradient is not "
+                            "finite", self.action_toggle_nonfinite)
+        yield SystemCommand("Save the graph as an image (g)", "gradlab-graph-<iteration>.svg",
+                            self.action_save_image)
+        yield SystemCommand("Earlier iteration ([)", "time travel over recorded history",
+                            lambda: self.action_history(-1))
+        yield SystemCommand("Later iteration (])", "back towards the live iteration",
+                            lambda: self.action_history(1))
