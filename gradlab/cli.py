@@ -280,7 +280,7 @@ COMMANDS = [
             _run_serve, description="Serve the gradlab app over HTTP with textual-serve: "
             "every browser that opens the page gets its own copy. Example: gradlab serve "
             "--host 0.0.0.0 --port 8000 -- run train.py --epochs 3"),
-    Command("demo", "train a built-in demo in the terminal (the default): engine, moons "
+    Command("demo", "train a built-in demo in the terminal, without the app: engine, moons "
             "or digits", _demo_arguments, _run_demo,
             description="Train one of the built-in demos in the terminal. Without a NAME, "
             "or with `engine`, the raw-ops engine demo runs with --steps and --lr."),
