@@ -6,7 +6,9 @@ came from (the op that made them, a parameter, a data input), each
 ``BackwardNode`` marks its box as done backward, each ``GradAccumulated``
 marks a leaf. Ops made before the debugger attached are found when backward
 begins, by walking ``grad_fn`` / ``next_functions`` back from the roots
-(with a stack, never recursion); they show as ``created``.
+(with a stack, never recursion); they show as ``created``, and the graph is
+``partial``: ops ran that it did not see (the debugger attached, or listened
+only lightly, after the iteration began).
 
 Keys follow :mod:`gradlab.debug.snapshot`: ``op<k>`` for the k-th op recorded
 (from 0), ``param:<name>`` for a parameter (``param:<id>`` when no module names
@@ -98,6 +100,7 @@ class IterationGraph:
         self._left_out: set[int] = set()  # node ids and tensor ids with no box (over the limit)
         self._lost = 0  # freed data inputs left out (they cannot be told apart)
         self.loss: float | None = None
+        self.partial = False  # ops of this iteration ran unseen (see the module docstring)
         self._frozen_nodes: tuple | None = None
         self._frozen_edges: tuple | None = None
         self._shape_key: int | None = None
@@ -149,6 +152,7 @@ class IterationGraph:
         if key is None:  # made before we attached and not reachable from a root we saw
             if event.node_id in self._left_out:
                 return None
+            self.partial = True
             node = self._new_node(f"op{self._ops}", "op", event.op, "created", event.node_id)
             if node is None:
                 return None
@@ -302,6 +306,7 @@ class IterationGraph:
     def _created_op(self, fn) -> None:
         from ..autograd.node import AccumulateGrad
 
+        self.partial = True
         node = self._new_node(f"op{self._ops}", "op", fn.op, "created", fn.id)
         if node is None:
             return
@@ -345,7 +350,7 @@ class IterationGraph:
         if self._frozen_edges is None:
             self._frozen_edges = tuple([EdgeSnapshot(*e) for e in self.edges])
         return GraphSnapshot(self.iteration, self._frozen_nodes, self._frozen_edges,
-                             self.shape_key, current, self.loss, self.truncated)
+                             self.shape_key, current, self.loss, self.truncated, self.partial)
 
     def __len__(self) -> int:
         return len(self.nodes)

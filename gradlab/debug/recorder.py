@@ -42,10 +42,15 @@ def _scalar_of(ref) -> float | None:
     if t is None or t._data.size != 1:
         return None
     try:
-        value = float(t._data.reshape(-1)[0].item())
+        return float(t._data.reshape(-1)[0].item())
     except (TypeError, ValueError):
         return None
-    return value
+
+
+def _is_parameter(tensor) -> bool:
+    from ..nn.parameter import Parameter
+
+    return isinstance(tensor, Parameter)
 
 
 def _short(value: float) -> str:
@@ -56,9 +61,17 @@ class Recorder:
     """Turns events into the live model a session shows (see the module docstring).
 
     Call :meth:`handle` with every event (subscribe it to the bus). ``full``
-    says whether the caller listens to every event (True) or lightly; set it
-    when switching: while light, memory is sampled at phases and no graph is
-    built.
+    says whether the caller listens to every event (True) or lightly; tell it
+    with :meth:`listening` when switching: while light, memory is sampled at
+    phases and no graph is built.
+
+    What the stepper and breakpoints read: ``iteration``, ``epoch``,
+    ``last_loss``; ``started_iteration`` (the last event began an iteration);
+    ``in_optimizer_step`` (between an optimizer's ``step`` and ``step_end``
+    phases); ``in_backward`` (between ``backward_begin`` and ``backward_end``:
+    ops then run inside backward nodes, not in the program); ``complete`` (the
+    current iteration is recorded in full, from its first op); and
+    :meth:`key_for_node`, :meth:`position`.
     """
 
     def __init__(self, *, history: int = 8, max_graph_nodes: int = 5000, log_lines: int = 1000,
@@ -133,6 +146,26 @@ class Recorder:
         """Add a line to the log (``kind`` as in :class:`~gradlab.debug.snapshot.LogLine`)."""
         self.log_lines.append(LogLine(self._seq, kind, text))
 
+    def listening(self, full: bool) -> None:
+        """The caller now listens to every event (True), or lightly or not at all (False):
+        going light before the iteration's backward ended leaves its graph partial."""
+        graph = self.graph
+        if not full and not self._awaiting and graph is not None and \
+                graph.iteration == self.iteration:
+            graph.partial = True
+        self.full = full
+
+    @property
+    def complete(self) -> bool:
+        """Whether the current iteration is recorded in full: listening to every event, and
+        its graph holds every op it ran (none ran before the recording began)."""
+        if not self.full:
+            return False
+        graph = self.graph
+        if graph is None:
+            return self.iteration == 0
+        return graph.iteration == self.iteration and not graph.partial
+
     def sample_memory(self) -> None:
         """Read the memory totals of every device now (for light listening)."""
         self.memory.sample(self.clock())
@@ -142,10 +175,6 @@ class Recorder:
         """Name the parameters of ``module`` by their paths in it (``"0.weight"``)."""
         for name, p in module.named_parameters():
             self.names[id(p)] = name
-
-    def _learn_more(self, module) -> None:
-        for name, p in module.named_parameters():
-            self.names.setdefault(id(p), name)
 
     def _scan_frames(self) -> None:
         """Find the nn.Modules the training thread's frames hold; learn names, biggest first."""
@@ -162,24 +191,18 @@ class Recorder:
                 if isinstance(value, Module):
                     found.setdefault(id(value), value)
             frame = frame.f_back
-        sized = sorted(found.values(), key=lambda m: -sum(1 for _ in m.modules()))
-        for module in sized:
-            self._learn_more(module)
+        for module in sorted(found.values(), key=lambda m: -sum(1 for _ in m.modules())):
+            for name, p in module.named_parameters():
+                self.names.setdefault(id(p), name)
 
     def name_of(self, tensor) -> str | None:
         """A parameter's name, if a module names it (frames are searched once per iteration)."""
         name = self.names.get(id(tensor))
-        if name is None and self._scanned != self.iteration and self._is_parameter(tensor):
+        if name is None and self._scanned != self.iteration and _is_parameter(tensor):
             self._scanned = self.iteration
             self._scan_frames()
             name = self.names.get(id(tensor))
         return name
-
-    @staticmethod
-    def _is_parameter(tensor) -> bool:
-        from ..nn.parameter import Parameter
-
-        return isinstance(tensor, Parameter)
 
     def _label(self, ref) -> str:
         t = ref.tensor

@@ -16,24 +16,28 @@ Cost: running freely with no breakpoint that needs every event, the session
 listens only to the light events (phases and metrics) and switches to every
 event for one iteration every ``detail_interval`` seconds, so views still get a
 fresh full graph about ten times a second while training runs near full speed.
+A pause or step asked for then waits for the next iteration recorded in full
+from its start (see :mod:`gradlab.debug.stepper`).
 """
 
 from __future__ import annotations
 
 import numbers
 import threading
-import time
 
 from .. import events
 from .breakpoints import Breakpoint, NonFiniteBreakpoint, OpBreakpoint
 from .recorder import Recorder
 from .runner import ScriptRun
 from .snapshot import Snapshot
-from .stepper import STEP_KINDS, Stepper, StopRun
+from .stepper import STEP_KINDS, DetailSchedule, Stepper, StopRun
 
 __all__ = ["Session", "report", "DETACH_MODES"]
 
 DETACH_MODES = ("continue", "stop")
+_STOP_AT = (events.OpForward, events.BackwardNode, events.GradAccumulated, events.OptimizerStep,
+            events.Phase)
+"""Where a stop request is delivered (never at a Memory event: it may come from a __del__)."""
 
 
 def _number(name: str, value):
@@ -92,11 +96,7 @@ class Session:
         self._last_event = None
         self._paused_position = None
         self._paused_event = None
-        # one iteration in full every detail_interval seconds (see _at_boundary)
-        self._detail = True
-        self._detail_began = False
-        self._last_detail = time.perf_counter()
-        self._saw_step_end = False
+        self._detail = DetailSchedule()  # one iteration in full every detail_interval seconds
 
     # --- attaching --------------------------------------------------------------------------------
     def attach(self) -> Session:
@@ -106,9 +106,10 @@ class Session:
                 if self._run is None or self._run.done.is_set():
                     self._stepper.reset()
                 self._detached = False
-                self._detail, self._detail_began = True, False
-                self._subscription = events.subscribe(self._on_event,
-                                                      light=not self._wants_full())
+                self._detail.restart()
+                full = self._wants_full()
+                self._subscription = events.subscribe(self._on_event, light=not full)
+                self._recorder.listening(full)
         self._bump()
         return self
 
@@ -137,6 +138,7 @@ class Session:
         if self._subscription is not None:
             self._subscription.remove()
             self._subscription = None
+            self._recorder.listening(False)
 
     @property
     def attached(self) -> bool:
@@ -213,32 +215,52 @@ class Session:
         run = self._run
         return run is not None and not run.done.is_set()
 
+    def _gate(self) -> bool:
+        """Whether a pause or step must wait for the next iteration recorded in full."""
+        stepper = self._stepper  # asked again while gated: go on at once (may never end)
+        gate = not (stepper.paused or stepper.gated) and \
+            (self.light or not self._recorder.complete)
+        if gate:
+            self._recorder.log("break", f"iteration {self._recorder.iteration} was not recorded "
+                                        "in full: going on to where the next one begins")
+        return gate
+
     def pause(self) -> None:
-        """Pause at the next op, backward node or optimizer update (no-op with no run going)."""
-        if self._run_alive():
-            self._stepper.pause()
-            self._set_light(False)
+        """Pause at the next op, backward node or optimizer update (no-op with no run going).
+
+        If the current iteration is not recorded in full (running freely, the session
+        listened lightly when it began), it records in full from now on and pauses where
+        the next iteration begins; asked again before that, at the next such event.
+        """
+        with self._lock:
+            if self._run_alive():
+                self._stepper.pause(next_iteration=self._gate())
+                self._set_light(False)
 
     def resume(self) -> None:
         """Continue until a breakpoint (or the end)."""
         with self._lock:
-            self._detail, self._detail_began = True, True  # full until the iteration ends
+            self._detail.restart(began=True)  # full until the iteration ends
         self._stepper.resume()
 
     def step(self, kind: str) -> None:
-        """Run to the next op / backward node / update / iteration / epoch (see STEP_KINDS)."""
+        """Run to the next op / backward node / update / iteration / epoch (see STEP_KINDS);
+        counted from where the next iteration begins if this one is not recorded in full."""
         if kind not in STEP_KINDS:
             raise ValueError(f"step: kind must be one of {STEP_KINDS} (next op, backward node, "
                              f"optimizer update, iteration or epoch), got {kind!r}")
-        if self._run_alive():
-            self._set_light(False)
-            self._stepper.step(kind)
+        with self._lock:
+            if self._run_alive():
+                gate = kind != "epoch" and self._gate()
+                self._set_light(False)
+                self._stepper.step(kind, next_iteration=gate)
 
     def stop(self) -> None:
         """Stop the run at its next event (StopRun, which a script's ``except`` can't catch)."""
-        if self._run_alive():
-            self._set_light(False)
-            self._stepper.stop()
+        with self._lock:
+            if self._run_alive():
+                self._set_light(False)
+                self._stepper.stop()
 
     def wait_paused(self, timeout: float | None = None) -> bool:
         """Wait until the run pauses: True if it is paused, False on timeout or its end."""
@@ -370,7 +392,9 @@ class Session:
             return  # an event caused by our own recording
         worker = threading.current_thread() is self._worker
         if worker and self._stepper.stopping:
-            raise StopRun
+            if type(event) in _STOP_AT:
+                raise StopRun
+            return
         if self._detached:
             return
         recorder = self._recorder
@@ -382,9 +406,9 @@ class Session:
                 epoch_before = recorder.epoch
                 recorder.handle(event)
                 self._last_event = event
-                if self._detail and recorder.started_iteration:
-                    self._detail_began = True
-                reason = self._check(event, worker, epoch_before)
+                self._detail.after(recorder)
+                reason = self._stepper.check(event, recorder, self._breakpoints, worker,
+                                             epoch_before)
                 if type(event) is events.Phase:
                     self._at_boundary(event)
                 if reason is not None:
@@ -399,50 +423,26 @@ class Session:
             with self._lock:
                 self._update_subscription()
 
-    def _check(self, event, worker: bool, epoch_before: int) -> str | None:
-        """The reason to pause at ``event``, if any (every breakpoint sees every event)."""
-        reason = None
-        for bp in self._breakpoints:
-            found = bp.check(event, self._recorder)
-            if found is not None and reason is None:
-                reason = found
-        if not worker:
-            if reason is not None:
-                self._recorder.log("break", f"{reason} (not paused: the event came from thread "
-                                            f"{threading.current_thread().name!r}, which is not "
-                                            "a run of this session)")
-            return None
-        step_reason = self._stepper.reason_to_pause(event, self._recorder, epoch_before)
-        if self._stepper.released:
-            return None
-        return reason or step_reason
-
     def _at_boundary(self, event) -> None:
         """Phases: end or begin an iteration recorded in full detail."""
-        kind = event.kind
-        if kind == "step_end":
-            self._saw_step_end = True
-        if kind not in ("backward_end", "step_end"):
-            return
-        now = time.perf_counter()
-        if kind == ("step_end" if self._saw_step_end else "backward_end"):
-            if self._detail and self._detail_began:
-                self._detail = False
-            if not self._detail and now - self._last_detail >= self.detail_interval:
-                self._detail, self._detail_began, self._last_detail = True, False, now
-        self._update_subscription()
+        if event.kind in ("backward_end", "step_end"):
+            self._detail.phase(event.kind, self.detail_interval)
+            self._update_subscription()
 
     def _wants_full(self) -> bool:
-        return (self._detail or self._stepper.wants_every_event or self._stepper.stopping or
+        return (self._detail.wanted or self._stepper.wants_every_event or
+                self._stepper.stopping or
                 any(bp.wants_full(self._recorder) for bp in self._breakpoints))
 
     def _update_subscription(self) -> None:
         self._set_light(not self._wants_full())
 
     def _set_light(self, light: bool) -> None:
+        """Switch the subscription (under the lock: the recorder is told)."""
         sub = self._subscription
         if sub is not None and sub.active and sub.light != light:
             sub.light = light
+            self._recorder.listening(not light)
 
     def __repr__(self) -> str:
         return f"<gradlab.debug.Session {self.status}, version {self._version}>"

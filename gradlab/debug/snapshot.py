@@ -102,6 +102,8 @@ class GraphSnapshot:
     current: str | None = None  # key of the node the run is at (paused or last seen)
     loss: float | None = None
     truncated: int = 0  # nodes left out because the graph was bigger than the session's limit
+    partial: bool = False  # ops of this iteration ran unrecorded (the session began to record in
+    #                        full after the iteration began): they show as "created", no values
 
     def node(self, key: str) -> NodeSnapshot:
         for n in self.nodes:

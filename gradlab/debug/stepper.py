@@ -7,6 +7,10 @@ until the user says so. Control calls (``pause``, ``step``, ``resume``,
 few flags under a :class:`threading.Condition` and wake the waiter: they never
 wait themselves.
 
+A request made while the current iteration is not recorded in full (the
+session listened lightly when it began) waits for the next iteration that is:
+it is *gated*, so the graph the user steps through is always whole.
+
 Never deadlock: the paused thread waits with a timeout and re-checks whether
 it was released (the session detached) or asked to stop, so even a lost
 wake-up costs at most a fraction of a second.
@@ -20,7 +24,7 @@ from collections.abc import Callable
 
 from .. import events
 
-__all__ = ["Stepper", "StopRun", "STEP_KINDS"]
+__all__ = ["Stepper", "StopRun", "STEP_KINDS", "DetailSchedule"]
 
 STEP_KINDS = ("op", "backward", "update", "iteration", "epoch")
 """Step granularities: the next forward op (outside an optimizer step), backward node,
@@ -58,14 +62,16 @@ class Stepper:
     """What the user asked for (pause, a step, run, stop) and whether the run is paused now.
 
     ``request`` is None (run freely), ``"pause"`` (stop at the next pausable
-    event) or one of :data:`STEP_KINDS`. The training thread calls
-    :meth:`reason_to_pause` for each event and :meth:`hold` to wait there.
+    event) or one of :data:`STEP_KINDS`; ``gated``: it only counts from the
+    next iteration recorded in full on (see the module docstring). The training
+    thread calls :meth:`reason_to_pause` for each event and :meth:`hold` to wait there.
     """
 
     def __init__(self) -> None:
         self.condition = threading.Condition()
         self.request: str | None = None
         self.request_reason: str | None = None
+        self.gated = False
         self.paused = False
         self.pause_reason: str | None = None
         self.stopping = False
@@ -78,12 +84,19 @@ class Stepper:
         return self.request is not None or self.paused
 
     # --- control: any thread, never waits -------------------------------------------------------
-    def pause(self, reason: str = "paused") -> None:
+    def pause(self, reason: str = "paused", *, next_iteration: bool = False) -> None:
+        """Pause at the next pausable event, or (``next_iteration``) where the next iteration
+        recorded in full begins. Asked again while gated: at the next pausable event anyway
+        (an iteration may never end)."""
         with self.condition:
             if not self.paused and not self.released:
+                again = self.request is not None and self.gated
                 self.request, self.request_reason = "pause", reason
+                self.gated = next_iteration and not again
 
-    def step(self, kind: str) -> None:
+    def step(self, kind: str, *, next_iteration: bool = False) -> None:
+        """Run to the next event of ``kind``; ``next_iteration``: counting from where the next
+        iteration recorded in full begins (epochs begin between iterations: never gated)."""
         if kind not in STEP_KINDS:
             raise ValueError(f"step: kind must be one of {STEP_KINDS} (next op, backward node, "
                              f"optimizer update, iteration or epoch), got {kind!r}")
@@ -91,20 +104,21 @@ class Stepper:
             if self.released:
                 return
             self.request, self.request_reason = kind, _STEP_REASONS[kind]
+            self.gated = next_iteration and kind != "epoch"
             self.paused = False
             self.condition.notify_all()
 
     def resume(self) -> None:
         with self.condition:
             self.request = self.request_reason = None
-            self.paused = False
+            self.paused = self.gated = False
             self.condition.notify_all()
 
     def stop(self) -> None:
         with self.condition:
             self.stopping = True
             self.request = self.request_reason = None
-            self.paused = False
+            self.paused = self.gated = False
             self.condition.notify_all()
 
     def release(self) -> None:
@@ -112,14 +126,14 @@ class Stepper:
         with self.condition:
             self.released = True
             self.request = self.request_reason = None
-            self.paused = False
+            self.paused = self.gated = False
             self.condition.notify_all()
 
     def reset(self) -> None:
         """Back to running freely, for a new run or a new attach."""
         with self.condition:
             self.request = self.request_reason = self.pause_reason = None
-            self.paused = self.stopping = self.released = False
+            self.paused = self.stopping = self.released = self.gated = False
             self.backward_depth = 0
             self.condition.notify_all()
 
@@ -129,6 +143,25 @@ class Stepper:
             self.condition.notify_all()
 
     # --- the training thread ----------------------------------------------------------------------
+    def check(self, event, recorder, breakpoints, worker: bool, epoch_before: int) -> str | None:
+        """The reason to pause at ``event``, if any (every breakpoint sees every event).
+
+        ``worker``: the event came from the session's run; others never pause.
+        """
+        reason = None
+        for bp in breakpoints:
+            found = bp.check(event, recorder)
+            if found is not None and reason is None:
+                reason = found
+        if not worker:
+            if reason is not None:
+                recorder.log("break", f"{reason} (not paused: the event came from thread "
+                                      f"{threading.current_thread().name!r}, which is not "
+                                      "a run of this session)")
+            return None
+        step_reason = self.reason_to_pause(event, recorder, epoch_before)
+        return None if self.released else reason or step_reason
+
     def reason_to_pause(self, event, recorder, epoch_before: int) -> str | None:
         """Whether the pending request is met by ``event`` (already handled by the recorder).
 
@@ -142,6 +175,10 @@ class Stepper:
         request = self.request
         if request is None or self.released:
             return None
+        if self.gated:
+            if not (recorder.started_iteration and recorder.complete):
+                return None
+            self.gated = False  # this event counts: the iteration is recorded from its start
         in_backward = self.backward_depth > 0
         if request == "pause":
             hit = pausable(event, recorder, in_backward)
@@ -169,6 +206,7 @@ class Stepper:
             if self.released:
                 return
             self.request = self.request_reason = None
+            self.gated = False
             self.paused, self.pause_reason = True, reason
             self.condition.notify_all()
             if on_change is not None:
@@ -193,3 +231,40 @@ class Stepper:
                     return False
                 self.condition.wait(min(left, _WAKE_EVERY))
             return True
+
+
+class DetailSchedule:
+    """When a session running freely records an iteration in full (its cost rule).
+
+    ``wanted``: record the current iteration in full, from one boundary (an
+    optimizer's ``step_end``, or ``backward_end`` in loops with no optimizer)
+    to the next one after an iteration began; then again ``interval`` seconds
+    after the last time.
+    """
+
+    def __init__(self) -> None:
+        self.wanted = True
+        self.began = False  # an iteration began while wanted
+        self.last = time.perf_counter()
+        self._saw_step_end = False
+
+    def restart(self, began: bool = False) -> None:
+        """In full until the next boundary after an iteration began (``began``: it has)."""
+        self.wanted, self.began = True, began
+
+    def after(self, recorder) -> None:
+        """Called after the recorder handled an event."""
+        if self.wanted and recorder.started_iteration:
+            self.began = True
+
+    def phase(self, kind: str, interval: float) -> None:
+        """A ``backward_end`` or ``step_end`` phase: maybe a boundary."""
+        if kind == "step_end":
+            self._saw_step_end = True
+        if kind != ("step_end" if self._saw_step_end else "backward_end"):
+            return
+        now = time.perf_counter()
+        if self.wanted and self.began:
+            self.wanted = False
+        if not self.wanted and now - self.last >= interval:
+            self.wanted, self.began, self.last = True, False, now

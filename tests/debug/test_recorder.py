@@ -292,3 +292,60 @@ def test_steps_per_second_from_iteration_times():
             now[0] += 0.25
     assert rec.steps_per_second == pytest.approx(4.0)
     assert Recorder().steps_per_second is None
+
+
+# --- partial graphs: ops that ran before the recording began -----------------------------------
+def op_states(graph):
+    return [(n.label, n.state, n.value is not None) for n in graph.nodes if n.kind == "op"]
+
+
+def test_graph_is_partial_when_its_iteration_began_unrecorded():
+    lin, x = nn.Linear(4, 3), gradlab.randn(5, 4)
+    h = lin(x)  # nobody listens yet
+    rec = Recorder()
+    with events.subscribe(rec.handle):
+        assert rec.complete  # nothing begun: the first iteration will be whole
+        h.relu().sum().backward()
+        first = snap(rec).graph
+        assert first.partial and not rec.complete
+        assert op_states(first) == [("relu", "backward", True), ("linear", "backward", False),
+                                    ("sum", "backward", True)]  # linear ran unseen
+        lin(x).relu().sum().backward()
+        s = snap(rec)
+    assert rec.complete and not s.graph.partial and s.history[-1].partial
+    assert op_states(s.graph) == [("linear", "backward", True), ("relu", "backward", True),
+                                  ("sum", "backward", True)]
+
+
+def test_graph_is_partial_when_recording_begins_mid_backward():
+    lin, x = nn.Linear(4, 3), gradlab.randn(5, 4)
+    rec, seen = Recorder(), []
+
+    def from_backward_on(event):  # as if the session switched to full during backward
+        if seen or isinstance(event, events.BackwardNode):
+            seen.append(event)
+            rec.handle(event)
+
+    with events.subscribe(from_backward_on):
+        lin(x).tanh().sum().backward()
+    graph = snap(rec).graph
+    assert graph.partial and not rec.complete
+    assert {n.state for n in graph.nodes if n.kind == "op"} == {"backward"}
+
+
+def test_going_light_mid_iteration_leaves_its_graph_partial():
+    lin, x = nn.Linear(4, 3), gradlab.randn(5, 4)
+    rec = Recorder()
+    with events.subscribe(rec.handle) as sub:
+        h = lin(x)  # iteration 1 begins, in full
+        sub.light = True
+        rec.listening(False)
+        assert not rec.complete and snap(rec).graph.partial
+        h.relu().sum().backward()  # unseen ops
+        assert rec.iteration == 1
+        sub.light = False
+        rec.listening(True)
+        lin(x).relu().sum().backward()  # iteration 2, whole
+        assert rec.iteration == 2 and rec.complete and not snap(rec).graph.partial
+        rec.listening(False)  # after its backward ended: nothing of it is missed
+        assert not rec.complete and not snap(rec).graph.partial

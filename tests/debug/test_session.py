@@ -16,6 +16,7 @@ from gradlab.debug import (
     OpBreakpoint,
     Session,
     Snapshot,
+    StopRun,
     report,
 )
 
@@ -132,6 +133,70 @@ def test_detach_stop_while_paused_stops_the_script(tmp_path):
     assert run.wait(WAIT) and run.status == "stopped" and session.status == "stopped"
     assert run.traceback is None and session_listeners() == 0
     assert run.output.count("loss") < 50
+
+
+def test_stop_is_never_raised_at_memory_or_metric_events():
+    """A Memory event may come from a __del__, where Python would only print the StopRun."""
+    go, out = threading.Event(), []
+
+    def target():
+        assert go.wait(WAIT)
+        for event in (events.Memory(events.next_seq(), "free", "cpu", 8, "other", 0, 0),
+                      events.Metric(events.next_seq(), {"accuracy": 0.5})):
+            try:
+                events.emit(event)
+                out.append(type(event).__name__)
+            except StopRun:
+                out.append(f"stopped at {type(event).__name__}")
+        gradlab.ones(2) * 2  # an op: stopped here
+        out.append("went on")
+
+    with Session() as session:
+        run = session.run_function(target)
+        session.stop()
+        go.set()
+        assert session.wait_finished(WAIT)
+    assert out == ["Memory", "Metric"] and run.status == "stopped"
+
+
+GARBAGE = """
+import gc
+import gradlab
+from gradlab import nn
+
+gc.set_threshold(20, 1, 1)  # collect often: tensors die in the collector, in Storage.__del__
+
+
+class Cycle:
+    def __init__(self, t):
+        self.t, self.me = t, self
+
+
+model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1))
+opt = gradlab.optim.SGD(model.parameters(), lr=0.01)
+x, y = gradlab.randn(16, 8), gradlab.randn(16, 1)
+for step in range(100000):
+    keep = [Cycle(gradlab.randn(8, 8)) for _ in range(5)]
+    opt.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+"""
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.parametrize("how", ["stop", "detach"])
+def test_stopping_a_paused_run_raises_nothing_in_del(tmp_path, capfd, how):
+    with Session(detail_interval=0) as session:  # every event: Memory events too
+        run = session.run_script(write(tmp_path, GARBAGE))
+        time.sleep(0.2)
+        session.pause()
+        assert session.wait_paused(WAIT)
+        session.stop() if how == "stop" else session.detach("stop")
+        assert session.wait_finished(WAIT) and run.status == "stopped"
+    err = capfd.readouterr().err
+    assert "Exception ignored" not in err and "Exception ignored" not in run.output
+    assert "StopRun" not in err + run.output
 
 
 def test_stop_gets_past_a_scripts_except_exception(tmp_path):

@@ -207,3 +207,128 @@ def test_stepper_after_release_never_pauses():
     assert stepper.request is None
     stepper.hold("ignored")  # returns at once
     assert not stepper.paused
+
+
+# --- pausing and stepping while the session listens lightly -------------------------------------
+def light_loop(box: dict, steps: int, at_step: int, action):
+    """An MLP loop; at ``at_step``, halfway through the forward, ``action(session)`` runs."""
+    gradlab.manual_seed(0)
+    model = nn.Sequential(nn.Linear(2, 4), nn.ReLU(), nn.Linear(4, 1))
+    opt = gradlab.optim.SGD(model.parameters(), lr=0.1)
+    x, y = gradlab.randn(8, 2), gradlab.randn(8, 1)
+    for step in range(steps):
+        opt.zero_grad()
+        h = model[0](x)
+        if step == at_step:
+            box["light"] = box["session"].light
+            action(box["session"])
+        loss = ((model[2](model[1](h)) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+
+
+def assert_whole(graph, iteration: int) -> None:
+    assert graph.iteration == iteration and not graph.partial
+    assert all(n.state != "created" for n in graph.nodes)
+    assert all(n.value is not None for n in graph.nodes if n.kind == "op")
+
+
+def test_pause_while_light_pauses_where_the_next_iteration_begins():
+    box = {}
+    with Session(detail_interval=60) as session:  # iteration 1 in full, then light
+        box["session"] = session
+        session.run_function(light_loop, box, 5, 2, lambda s: s.pause())
+        assert session.wait_paused(WAIT)
+        snap = session.snapshot()
+        assert box["light"] is True
+        assert snap.pause_reason == "paused" and snap.iteration == 4
+        assert snap.position.event == "iteration"
+        assert snap.position.description == "iteration 4 begins: forward of linear (op0)"
+        assert snap.graph.iteration == 4 and not snap.graph.partial
+        half_seen = snap.history[-1]  # the iteration the pause was asked in
+        assert half_seen.iteration == 3 and half_seen.partial
+        assert [n.label for n in half_seen.nodes if n.kind == "op" and n.value is None] == \
+            ["linear"]  # ran before the session listened in full: no value recorded
+        session.step("update")
+        assert session.wait_paused(WAIT)
+        graph = session.snapshot().graph
+        assert_whole(graph, 4)
+        assert [n.label for n in graph.nodes if n.kind == "op"] == \
+            ["linear", "relu", "linear", "sub", "pow", "mean"]
+        session.resume()
+        assert session.wait_finished(WAIT) and session.status == "finished"
+
+
+@pytest.mark.parametrize("kind, event_type, op", [
+    ("op", events.OpForward, "linear"), ("backward", events.BackwardNode, "mean"),
+    ("update", events.OptimizerStep, None), ("iteration", events.OpForward, "linear")])
+def test_step_while_light_counts_from_the_next_whole_iteration(kind, event_type, op):
+    box = {}
+    with Session(detail_interval=60) as session:
+        box["session"] = session
+        session.run_function(light_loop, box, 5, 2, lambda s: s.step(kind))
+        assert session.wait_paused(WAIT)
+        snap, event = session.snapshot(), session.paused_event
+        assert box["light"] is True and type(event) is event_type
+        assert op is None or event.op == op
+        assert snap.iteration == 4 and snap.pause_reason.startswith("step: next ")
+        assert not snap.graph.partial and snap.graph.iteration == 4
+        session.resume()
+        assert session.wait_finished(WAIT)
+
+
+def long_forward(box: dict):
+    """One iteration in full, then a forward that never reaches a backward pass."""
+    session = box["session"]
+    w = gradlab.ones(3, requires_grad=True)
+    (w * 2).sum().backward()  # iteration 1, in full; light from its backward_end on
+    box["light"] = session.light
+    h = w * 1.0  # unseen: the next iteration began lightly
+    session.pause()  # waits for an iteration recorded in full: none comes
+    for _ in range(5):
+        h = h * 1.0
+    box["ran"] = True
+    session.pause()  # asked again: pauses at the next event
+    h.exp()
+
+
+def test_second_pause_pauses_at_once_when_no_iteration_ends():
+    box = {}
+    with Session(detail_interval=60) as session:
+        box["session"] = session
+        session.run_function(long_forward, box)
+        assert session.wait_paused(WAIT)
+        assert box == {"session": session, "light": True, "ran": True}
+        assert session.paused_event.op == "exp"
+        snap = session.snapshot()
+        assert snap.pause_reason == "paused" and snap.graph.partial
+        session.resume()
+        assert session.wait_finished(WAIT)
+
+
+def test_pause_while_recording_in_full_pauses_at_the_next_event():
+    box = {}
+    with Session(detail_interval=0) as session:  # every iteration in full
+        box["session"] = session
+        session.run_function(light_loop, box, 5, 2, lambda s: s.pause())
+        assert session.wait_paused(WAIT)
+        snap = session.snapshot()
+        assert box["light"] is False and session.paused_event.op == "relu"
+        assert snap.iteration == 3 and snap.position.description == "forward of relu (op1)"
+        assert_whole(snap.graph, 3)
+        session.resume()
+        assert session.wait_finished(WAIT)
+
+
+def test_stepper_gated_requests():
+    stepper = Stepper()
+    stepper.pause(next_iteration=True)
+    assert stepper.request == "pause" and stepper.gated
+    stepper.pause(next_iteration=True)  # again: no longer waits for an iteration
+    assert stepper.request == "pause" and not stepper.gated
+    stepper.step("epoch", next_iteration=True)  # epochs begin between iterations
+    assert stepper.request == "epoch" and not stepper.gated
+    stepper.step("backward", next_iteration=True)
+    assert stepper.gated
+    stepper.resume()
+    assert stepper.request is None and not stepper.gated
