@@ -223,3 +223,19 @@ async def test_empty_and_themes():
             assert len(colours) == 3, theme  # created, forward, backward differ
             assert view._style(("border", "param:blocks.0.fc.weight")).color != \
                 view._style(("border", "op1")).color
+
+
+@pilot_test
+async def test_a_new_graph_that_looks_the_same_is_not_repainted():
+    app, ctx = await _started(mlp(2, state="backward"))
+    async with ctx as pilot:
+        view = app.query_one(GraphView)
+        await pilot.pause()
+        first = view.render_line(3)
+        repaints = []
+        view.refresh = lambda *a, **k: repaints.append((a, k))  # noqa: B023
+        # The next iteration, recorded anew: equal shape, states and current node.
+        view.show(dataclasses.replace(mlp(2, state="backward"), iteration=9))
+        assert repaints == [] and view.render_line(3) is first  # the row strip is reused
+        view.show(mlp(2, state="backward", current="op1"))  # the current node moved
+        assert repaints and view.render_line(3) is not first

@@ -23,7 +23,7 @@ from gradlab.debug.snapshot import (
     Snapshot,
     TensorSummary,
 )
-from tui.widgets.inspector import InspectorPanel
+from tui.widgets.inspector import InspectorPanel, summary_lines
 from tui.widgets.log import LogPanel, parse_filter
 from tui.widgets.memory import MemoryPanel
 from tui.widgets.optimizer import OptimizerPanel
@@ -203,6 +203,24 @@ def test_inspector_parameter_heatmap_and_placeholders():
     run(panel, steps)
 
 
+
+def test_summary_of_a_few_elements_shows_values_not_a_picture():
+    scalar = TensorSummary(shape=(), dtype="float32", device="cpu", numel=1, min=0.5, max=0.5,
+                           mean=0.5, norm=0.5, heatmap=((0.5,),),
+                           histogram=((0.0, 0.5, 1.0), (0, 1)), values="0.5")
+    pair = TensorSummary(shape=(3,), dtype="float32", device="cpu", numel=3, min=1.0, max=3.0,
+                         mean=2.0, std=1.0, norm=3.742, heatmap=((1.0, 2.0, 3.0),),
+                         values="[1., 2., 3.]")
+    text = "\n".join(line.plain for line in summary_lines(scalar, 38))
+    assert "value 0.5" in text and "min" not in text and "norm" not in text
+    assert not set(text) & set("░▒▓█▁▂▃▄▅▆▇")  # no shades, no columns
+    text = "\n".join(line.plain for line in summary_lines(pair, 38))
+    assert "[1., 2., 3.]" in text and "min 1" in text
+    assert not set(text) & set("░▒▓█▁▂▃▄▅▆▇")
+    four = replace(pair, shape=(4,), numel=4, heatmap=((1.0, 2.0, 3.0, 4.0),))
+    assert "█" in "\n".join(line.plain for line in summary_lines(four, 38))
+
+
 # ------------------------------------------------------------------ memory
 
 def test_memory_panel_table_sparkline_and_pool():
@@ -233,6 +251,18 @@ def test_memory_panel_table_sparkline_and_pool():
         app.query_one("#box").styles.width = 78  # more room: longer labels
         await pilot.pause()
         assert panel.redraws == before + 1 and "activations saved for backward" in panel.text
+
+    run(panel, steps)
+
+
+def test_memory_panel_without_times_leaves_the_timeline_off():
+    panel = MemoryPanel(show_times=False)
+
+    async def steps(app, pilot):
+        panel.show(replace(EMPTY, memory=(memory(),)), None)
+        await pilot.pause()
+        assert "live 3.0 MiB" in panel.text and "1.0 MiB" in panel.text
+        assert "last" not in panel.text and "▁▃▆█" not in panel.text
 
     run(panel, steps)
 
@@ -374,3 +404,21 @@ def test_log_panel_appends_filters_and_shows_output_and_error():
 def test_log_filter_words():
     assert parse_filter("op, bwd relu") == (frozenset({"op", "backward"}), ("relu",))
     assert parse_filter("") == (frozenset(), ())
+
+
+def test_panels_repaint_without_a_new_layout_when_their_height_stays():
+    panel = MemoryPanel()
+
+    async def steps(app, pilot):
+        panel.show(replace(EMPTY, memory=(memory(),)), None)
+        await pilot.pause()
+        calls = []
+        original = panel.body.refresh
+        panel.body.refresh = lambda *a, **k: calls.append(k) or original(*a, **k)
+        panel.show(replace(EMPTY, memory=(memory(live=2 * 1024 ** 2),)), None)  # same rows
+        assert calls and not any(k.get("layout") for k in calls)
+        calls.clear()
+        panel.show(replace(EMPTY, memory=(memory(pool={"blocks": 3}),)), None)  # one row more
+        assert any(k.get("layout") for k in calls)
+
+    run(panel, steps)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import pytest
 
+import gradlab
+
 pytest.importorskip("pytest_textual_snapshot")
 
 from tests.tui.test_app import TINY, paused_after, runs, step, write  # noqa: E402, F401
@@ -38,3 +40,18 @@ def test_debugger_paused_mid_backward(snap_compare, runs, tmp_path):  # noqa: F8
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=three_backward_nodes)
+
+
+def test_debugger_wide_paused_mid_backward(snap_compare, runs, tmp_path):  # noqa: F811
+    """150 columns: the graph beside the inspector, the memory tab under it."""
+    gradlab.memory.reset_peak_memory_stats()  # the peak is the process's: earlier tests' too
+    app = GradlabApp(script=write(tmp_path, "tiny", TINY), static=True, session_factory=runs)
+
+    async def four_backward_nodes(pilot) -> None:
+        screen = pilot.app.screen
+        await paused_after(pilot, screen, None, "the pause at the start")
+        for _ in range(4):
+            await step(pilot, screen, "b", "a backward node")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(150, 45), run_before=four_backward_nodes)

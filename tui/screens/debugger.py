@@ -2,7 +2,10 @@
 
 The screen never waits on the training thread. Ten times a second it reads
 ``session.version`` (a number) and, only when it changed, takes one
-``session.snapshot()`` and hands it to the graph and the visible panels. Step
+``session.snapshot()`` and hands it to the graph and the visible panels;
+while the script runs freely it draws at most four times a second, so the
+app's own work leaves the interpreter to training. Each widget repaints only
+what changed, without a new layout where its size stays the same. Step
 commands go to the session, which applies them on the training thread.
 
 Layout: under 110 columns the graph fills the top and the panels are tabs
@@ -13,6 +16,7 @@ the Memory / Optimizer / Training / Log tabs.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
@@ -21,6 +25,7 @@ from textual import work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Static, TabbedContent, TabPane
 
@@ -34,15 +39,16 @@ from ..widgets.training import TrainingPanel
 from .quit import RUN_ON, STOP, QuitScreen
 from .traceback import TracebackScreen
 
-__all__ = ["DebuggerScreen", "STEP_KEYS", "POLL_INTERVAL"]
+__all__ = ["DebuggerScreen", "STEP_KEYS", "POLL_INTERVAL", "RUNNING_INTERVAL"]
 
 POLL_INTERVAL = 0.1  # seconds: at most ten refreshes a second however fast training runs
+RUNNING_INTERVAL = 0.25  # seconds between redraws while the script runs freely
 
 # key, step kind, footer word, toolbar label
 STEP_KEYS = (
     ("n", "op", "op", "op"),
     ("b", "backward", "bwd", "bwd"),
-    ("o", "update", "update", "upd"),
+    ("o", "update", "upd", "upd"),
     ("i", "iteration", "iter", "iter"),
     ("e", "epoch", "epoch", "epoch"),
 )
@@ -61,16 +67,20 @@ class DebuggerScreen(Screen):
     """Debug ``script`` (run with ``args``) under a fresh session."""
 
     BINDINGS = [
-        *(Binding(key, f"step('{kind}')", word, tooltip=f"run to the next {kind}")
+        # The footer shows n b o i c p x N g ? q at 80 columns; e, [ and ] are in the help
+        # screen, the toolbar (e) and the command palette.
+        *(Binding(key, f"step('{kind}')", word, tooltip=f"run to the next {kind}",
+                  show=kind != "epoch")
           for key, kind, word, _ in STEP_KEYS),
         Binding("c", "resume", "continue"),
         Binding("p", "pause", "pause"),
-        Binding("x", "toggle_breakpoint", "break op"),
+        Binding("x", "toggle_breakpoint", "break"),
         Binding("N", "toggle_nonfinite", "NaN", key_display="N"),
         Binding("g", "save_image", "image"),
-        Binding("left_square_bracket", "history(-1)", "back", key_display="["),
-        Binding("right_square_bracket", "history(1)", "fwd", key_display="]"),
+        Binding("left_square_bracket", "history(-1)", "back", key_display="[", show=False),
+        Binding("right_square_bracket", "history(1)", "fwd", key_display="]", show=False),
         Binding("q", "quit_debugger", "quit"),
+        Binding("t", "app.toggle_theme", "theme", show=False),  # off the 80-column footer
         Binding("escape", "follow", "follow the run", show=False),
     ]
 
@@ -88,12 +98,16 @@ class DebuggerScreen(Screen):
         self.selected: str | None = None  # the node the user picked (None: follow the run)
         self.viewing: int | None = None  # an earlier iteration shown from history (time travel)
         self._version: int | None = None
+        self._drawn_at = 0.0  # time.monotonic() of the last redraw
+        self._status_rows = 1
+        self._status_text = ""
         self._detached = False
         self._error_shown = False
         self._ended_said = False
 
     # --- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
+        static = getattr(self.app, "static", False)  # nothing on screen that varies by run
         yield Static("starting ...", id="status")
         with Horizontal(id="toolbar"):
             yield Button("▶ continue", id="btn-resume", compact=True, tooltip="c")
@@ -109,12 +123,11 @@ class DebuggerScreen(Screen):
                     with TabPane("Inspector", id="tab-inspector"):
                         yield InspectorPanel(id="inspector")
                     with TabPane("Memory", id="tab-memory"):
-                        yield MemoryPanel(id="memory")
+                        yield MemoryPanel(id="memory", show_times=not static)
                     with TabPane("Optimizer", id="tab-optimizer"):
                         yield OptimizerPanel(id="optimizer")
                     with TabPane("Training", id="tab-training"):
-                        yield TrainingPanel(id="training",
-                                            show_rate=not getattr(self.app, "static", False))
+                        yield TrainingPanel(id="training", show_rate=not static)
                     with TabPane("Log", id="tab-log"):
                         yield LogPanel(id="log")
         yield Footer(compact=True)
@@ -134,6 +147,11 @@ class DebuggerScreen(Screen):
                 tabs.active = "tab-memory"
         else:
             tabs.show_tab("tab-inspector")
+        # At 80 columns the step keys need the footer's whole width (ctrl+p is in the help).
+        self.query_one(Footer).show_command_palette = self.size.width >= 100
+        if self.snapshot is not None:  # the status line may need another row, or one less
+            self._status_text = ""
+            self._show_status(self.status_text())
         self._draw_panels()
 
     # --- the session -----------------------------------------------------------------------
@@ -163,6 +181,10 @@ class DebuggerScreen(Screen):
         version = self.session.version
         if version == self._version:
             return
+        now = time.monotonic()
+        if self.session.status == "running" and now - self._drawn_at < RUNNING_INTERVAL:
+            return  # running freely: a few pictures a second are plenty
+        self._drawn_at = now
         self._version = version
         self.snapshot = self.session.snapshot()
         self.redraw()
@@ -197,7 +219,7 @@ class DebuggerScreen(Screen):
         snap = self.snapshot
         graph = self._shown_graph()
         self.query_one("#graph", GraphView).show(graph)  # it keeps the current node in view
-        self.query_one("#status", Static).update(self.status_text())
+        self._show_status(self.status_text())
         self._draw_panels()
         self._announce(snap)
 
@@ -223,6 +245,20 @@ class DebuggerScreen(Screen):
             self._ended_said = True
             self.notify(f"{self.title} has {snap.status}. Look around, or q to quit.",
                         title="Script ended")
+
+    def _show_status(self, text: str) -> None:
+        """The status line, one row (two when it is too long): a new layout only when the
+        row count changes."""
+        status = self.query_one("#status", Static)
+        if text == self._status_text:
+            return
+        self._status_text = text
+        fits = Content.from_markup(text).cell_length <= max(1, status.size.width - 2)
+        rows = 1 if fits or not status.size.width else 2
+        if rows != self._status_rows:
+            self._status_rows = rows
+            status.styles.height = rows
+        status.update(text, layout=False)
 
     def status_text(self) -> str:
         snap = self.snapshot

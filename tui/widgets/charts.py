@@ -311,6 +311,7 @@ class TextPanel(VerticalScroll):
         self._drawn_size: tuple[int, int] | None = None
         self._snapshot = None
         self._selected: str | None = None
+        self._lines = -1  # how many lines the body shows
         self.redraws = 0  # how many times the text was rebuilt (tests check updates stay cheap)
 
     def compose(self):
@@ -346,8 +347,15 @@ class TextPanel(VerticalScroll):
         if self._snapshot is None:
             return
         lines = self.build(self._snapshot, self._selected, *self._drawn_size)
-        self.body.update(Content("\n").join(lines))
         self.redraws += 1
+        content = Content("\n").join(lines)
+        old = self.body.content
+        if isinstance(old, Content) and (old.plain, old.spans) == (content.plain, content.spans):
+            return  # Content's == compares the text alone
+        # The body is as tall as its lines (no wrapping): the same count needs no new layout,
+        # only a repaint of the panel, which keeps a running app cheap.
+        self.body.update(content, layout=len(lines) != self._lines)
+        self._lines = len(lines)
 
     def on_resize(self, event: Resize) -> None:
         if self._snapshot is not None and self._panel_size() != self._drawn_size:

@@ -52,7 +52,7 @@ class GraphView(ScrollView, can_focus=True):
         "graph-view--selected", "graph-view--empty",
     }
     DEFAULT_CSS = """
-    GraphView { background: $surface; }
+    GraphView { background: $surface; scrollbar-size: 1 1; }
     GraphView > .graph-view--edge { color: $foreground-muted; }
     GraphView > .graph-view--frame { color: $foreground-disabled; }
     GraphView > .graph-view--title { color: $text-muted; text-style: italic; }
@@ -75,9 +75,10 @@ class GraphView(ScrollView, can_focus=True):
         Binding("shift+down", "pan(0, 3)", "Pan", show=False),
         Binding("shift+left", "pan(-8, 0)", "Pan", show=False),
         Binding("shift+right", "pan(8, 0)", "Pan", show=False),
-        Binding("home", "home", "Current node"),
-        Binding("f", "toggle_focus", "Focus"),
-        Binding("m", "toggle_module", "Collapse module"),
+        # Listed in the help screen; off the footer so the step keys fit in 80 columns.
+        Binding("home", "home", "Current node", show=False),
+        Binding("f", "toggle_focus", "Focus", show=False),
+        Binding("m", "toggle_module", "Collapse module", show=False),
         Binding("enter", "choose", "Select", show=False),
     ]
 
@@ -110,6 +111,8 @@ class GraphView(ScrollView, can_focus=True):
         self._states: dict[str, str] = {}
         self._current_box: str | None = None
         self._styles: dict = {}
+        self._strips: dict = {}  # (row, scroll_x, width) -> Strip, until states or styles change
+        self._painted = None  # (layout key, states, current box) last painted
         self._drag = None
         self._dragged = False
         self._noted = False
@@ -118,13 +121,14 @@ class GraphView(ScrollView, can_focus=True):
 
     def show(self, graph) -> None:
         """Show ``graph`` (None: nothing). Cheap when ``graph.shape_key`` is unchanged."""
-        self.graph = graph
         if graph is None:
-            self.graph_layout = self.canvas = None
-            self._layout_key = None
-            self.virtual_size = Size(0, 0)
-            self.refresh()
+            if self.graph is not None or self.canvas is not None:
+                self.graph = self.graph_layout = self.canvas = None
+                self._layout_key = self._painted = None
+                self.virtual_size = Size(0, 0)
+                self._restyle()
             return
+        self.graph = graph
         first = self.graph_layout is None
         self._relayout()
         if self.selected is not None and self.selected not in self.graph_layout.boxes:
@@ -168,10 +172,20 @@ class GraphView(ScrollView, can_focus=True):
             if box is not None and (box not in states or
                                     _STATE_RANK.get(n.state, 0) > _STATE_RANK[states[box]]):
                 states[box] = n.state if n.state in _STATE_RANK else "created"
-        self._states = states
         current = self.graph.current
-        self._current_box = owner.get(current) if current is not None else None
+        current_box = owner.get(current) if current is not None else None
+        painted = (self._layout_key, states, current_box)
+        if painted == self._painted:
+            return  # a new iteration that looks the same: nothing to repaint
+        self._painted = painted
+        self._states = states
+        self._current_box = current_box
+        self._restyle()
+
+    def _restyle(self) -> None:
+        """Forget the cached styles and rows, and repaint."""
         self._styles.clear()
+        self._strips.clear()
         self.refresh()
 
     def box_of(self, key: str | None) -> str | None:
@@ -187,6 +201,7 @@ class GraphView(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._styles = {}
+        self._strips = {}
 
     def _style(self, tag) -> Style:
         style = self._styles.get(tag)
@@ -226,6 +241,9 @@ class GraphView(ScrollView, can_focus=True):
             return Strip.blank(width, base)
         if row >= canvas.height:
             return Strip.blank(width, base)
+        cached = self._strips.get((row, scroll_x, width))
+        if cached is not None:
+            return cached
         text, spans = canvas.row(row)
         segments = []
         x = 0
@@ -238,7 +256,11 @@ class GraphView(ScrollView, can_focus=True):
             x = x1
         if x < len(text):
             segments.append(Segment(text[x:], base))
-        return Strip(segments).crop_extend(scroll_x, scroll_x + width, base)
+        strip = Strip(segments).crop_extend(scroll_x, scroll_x + width, base)
+        if len(self._strips) > 4096:  # a long pan: keep only the latest rows
+            self._strips.clear()
+        self._strips[(row, scroll_x, width)] = strip
+        return strip
 
     # --- selection and scrolling ----------------------------------------------------------
 
@@ -248,6 +270,7 @@ class GraphView(ScrollView, can_focus=True):
 
     def watch_selected(self, old: str | None, new: str | None) -> None:
         self._styles.clear()
+        self._strips.clear()
         if self.focus_mode and self.graph is not None and new is not None:
             self._relayout()
             self._update_states()

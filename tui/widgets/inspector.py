@@ -23,7 +23,9 @@ from .charts import (
     wrap_words,
 )
 
-__all__ = ["InspectorPanel"]
+__all__ = ["InspectorPanel", "PICTURE_FROM"]
+
+PICTURE_FROM = 4  # elements: smaller tensors get their values, not a heatmap or histogram
 
 _KIND_WORDS = {"op": "op", "parameter": "parameter", "input": "data input",
                "leaf": "leaf tensor (requires grad)"}
@@ -56,9 +58,17 @@ def _field(label: str, value: str, style: str = "") -> Content:
 
 def summary_lines(summary: TensorSummary, width: int, picture: bool = True,
                   max_value_lines: int = 8) -> list[Content]:
-    """A tensor summary as lines: statistics, NaN/Inf counts, a heatmap or histogram, values."""
-    stats = [_field(name, format_number(getattr(summary, name)))
-             for name in ("min", "max", "mean", "std", "norm")]
+    """A tensor summary as lines: statistics, NaN/Inf counts, a heatmap or histogram, values.
+
+    Under :data:`PICTURE_FROM` elements there is no picture (a shade or two says nothing the
+    numbers do not), and a single element is just its value.
+    """
+    single = summary.numel == 1 and summary.values is not None
+    if single:  # min, max, mean and norm would all repeat it
+        stats = [_field("value", summary.values, "bold")]
+    else:
+        stats = [_field(name, format_number(getattr(summary, name)))
+                 for name in ("min", "max", "mean", "std", "norm")]
     if summary.finite:
         stats.append(Content.styled("finite", "$success"))
     else:
@@ -69,6 +79,7 @@ def summary_lines(summary: TensorSummary, width: int, picture: bool = True,
     lines = [Content("  " + head)] + flow(stats, width, indent=2)
     if summary.numel == 0:
         lines.append(_muted("  empty tensor"))
+    picture = picture and summary.numel >= PICTURE_FROM
     if picture and summary.heatmap:
         rows = summary.heatmap
         cell = max(1, min(2, (width - 2) // max(1, len(rows[0]))))
@@ -76,7 +87,7 @@ def summary_lines(summary: TensorSummary, width: int, picture: bool = True,
     elif picture and summary.histogram:
         edges, counts = summary.histogram
         lines += [Content("  " + row) for row in histogram(edges, counts, width - 2)]
-    if summary.values:
+    if summary.values and not single:
         value_lines = [part for line in summary.values.splitlines()
                        for part in (wrap_words(line, width - 2) if len(line) > width - 2
                                     else [line])]

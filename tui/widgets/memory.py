@@ -30,14 +30,22 @@ _BAR_STYLES = {**MEMORY_COLORS, "other": "$text-muted"}
 
 
 class MemoryPanel(TextPanel):
-    """Memory by device and category: ``MemoryPanel(id="memory")``.
+    """Memory by device and category: ``MemoryPanel(show_times=True, id="memory")``.
 
-    :meth:`show` rebuilds the text only when the memory figures changed.
+    ``show_times``: False leaves the timeline off, its span in seconds and
+    its samples, which depend on when the clock sampled them (for screenshots
+    that must not change). :meth:`show` rebuilds the text only when the memory
+    figures changed.
     """
 
     DEFAULT_CSS = """
     MemoryPanel { height: 1fr; }
     """
+
+    def __init__(self, *, show_times: bool = True, name: str | None = None,
+                 id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.show_times = show_times
 
     def key(self, snapshot: Snapshot, selected: str | None) -> object:
         return snapshot.memory
@@ -51,11 +59,12 @@ class MemoryPanel(TextPanel):
         for device in snapshot.memory:
             if lines:
                 lines.append(Content(""))
-            lines += self._device(device, width)
+            lines += self._device(device, width, self.show_times)
         return lines
 
     @staticmethod
-    def _device(device: DeviceMemorySnapshot, width: int) -> list[Content]:
+    def _device(device: DeviceMemorySnapshot, width: int,
+                show_times: bool = True) -> list[Content]:
         lines = flow([Content.styled(device.device, "bold $primary"),
                       Content.assemble(("live ", "$text-muted"), format_bytes(device.live_bytes)),
                       Content.assemble(("peak ", "$text-muted"), format_bytes(device.peak_bytes))],
@@ -74,7 +83,7 @@ class MemoryPanel(TextPanel):
                 " " + labels[category].ljust(label_w) + " ",
                 (bar(size / total, bar_w), _BAR_STYLES.get(category, "$accent")),
                 " " + format_bytes(size).rjust(bytes_w)))
-        if device.timeline:
+        if device.timeline and show_times:
             live = [sample.live_bytes for sample in device.timeline]
             shown = live[-(width - 1):]
             lines.append(Content.assemble(" ", (sparkline(shown), "$primary")))
