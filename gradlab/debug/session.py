@@ -200,6 +200,11 @@ class Session:
     def run(self) -> ScriptRun | None:
         return self._run
 
+    @property
+    def waits_for_next_iteration(self) -> bool:
+        """True while a pause or step waits for the next whole iteration (see :meth:`pause`)."""
+        return bool(self._stepper.gated) and not self._stepper.paused
+
     def watch(self, *modules) -> None:
         """Learn parameter names ("fc1.weight") from these nn.Modules."""
         for module in modules:

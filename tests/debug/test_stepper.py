@@ -237,8 +237,13 @@ def test_pause_while_light_pauses_where_the_next_iteration_begins():
     box = {}
     with Session(detail_interval=60) as session:  # iteration 1 in full, then light
         box["session"] = session
-        session.run_function(light_loop, box, 5, 2, lambda s: s.pause())
+        def pause(s):
+            s.pause()
+            box["waits"] = s.waits_for_next_iteration  # what the app shows meanwhile
+
+        session.run_function(light_loop, box, 5, 2, pause)
         assert session.wait_paused(WAIT)
+        assert box["waits"] is True and session.waits_for_next_iteration is False
         snap = session.snapshot()
         assert box["light"] is True
         assert snap.pause_reason == "paused" and snap.iteration == 4

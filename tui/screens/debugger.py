@@ -273,6 +273,12 @@ class DebuggerScreen(Screen):
             parts.append(f"[b $accent]viewing iteration {self.viewing}[/] (] returns)")
         if snap.position is not None:
             parts.append(escape(snap.position.description))
+        if snap.status == "running" and self.session is not None and \
+                self.session.waits_for_next_iteration:
+            parts.append("[b]pausing where the next iteration begins[/] (p again: now)")
+        graph = self._shown_graph()
+        if graph is not None and graph.partial:
+            parts.append("[i]partial graph: some ops ran before recording began[/]")
         if snap.steps_per_second and snap.status == "running" \
                 and not getattr(self.app, "static", False):
             parts.append(f"{snap.steps_per_second:.1f} it/s")
@@ -413,6 +419,7 @@ class DebuggerScreen(Screen):
             # then released with session.detach("continue") (see AppResult).
             self._detached = True
             self.session.pause()
+            self.session.pause()  # asked twice: hold at the very next event, not the next iteration
             self.app.exit(AppResult(run_on=self.session))
 
     def palette_commands(self) -> Iterator[SystemCommand]:
