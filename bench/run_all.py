@@ -19,14 +19,16 @@ from pathlib import Path
 
 import _harness as h
 import cnn_step
+import debug_overhead
 import event_bus
 import mlp_step
 import render_graph
 import tiny_ops
+import tui_graph
 
 BENCHMARKS = {
     "tiny_ops": tiny_ops, "mlp_step": mlp_step, "cnn_step": cnn_step, "event_bus": event_bus,
-    "render_graph": render_graph,
+    "render_graph": render_graph, "tui_graph": tui_graph, "debug_overhead": debug_overhead,
 }
 RESULTS = h.BENCH_DIR / "RESULTS.md"
 

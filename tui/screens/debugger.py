@@ -58,9 +58,13 @@ _ALIVE = ("idle", "running", "paused")
 
 
 def _default_session():
+    """A session that records a full iteration as often as the screen redraws while running.
+
+    Recording more often than the app shows would only slow training down.
+    """
     from gradlab.debug import Session
 
-    return Session()
+    return Session(detail_interval=RUNNING_INTERVAL)
 
 
 class DebuggerScreen(Screen):
