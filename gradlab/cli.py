@@ -1,11 +1,5 @@
-"""The ``gradlab`` command.
+"""The engine's side of the ``gradlab`` command: the commands that need no app.
 
-    gradlab                      the app: a home screen with the demo, the lessons and
-                                 a script to open in the debugger
-    gradlab run SCRIPT [args]    the debugger on SCRIPT (run as ``python SCRIPT args``)
-    gradlab serve [--port 8000] [-- run SCRIPT args]
-                                 serve the app to web browsers (a classroom): each
-                                 visitor gets their own copy of the app
     gradlab demo [--steps N --lr X]
                                  the engine demo: raw tensor ops train an MLP on two
                                  moons, then a count of what the engine did per step
@@ -20,14 +14,17 @@
 
 Each command is one ``Command`` in ``COMMANDS`` (a name, a help line, a function
 that adds its arguments and one that runs it), and each demo one ``Command`` in
-``_demos()``; ``lesson`` joins the same way in a later part of the project. Textual is
-imported only when the app opens, so the other commands start fast.
+``_demos()``; ``lesson`` joins the same way in a later part of the project.
+
+The ``gradlab`` console script itself is :mod:`tui.cli`: it adds the app's commands
+(the home screen, ``run``, ``serve``) to these. DESIGN.md puts the whole command line
+here, but the engine never imports the UI, so the commands that open the app live
+with the app, and this module stays importable (and fast) without Textual.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -185,101 +182,7 @@ def _run_render(args: argparse.Namespace) -> int:
     return 0
 
 
-# --- the app: gradlab, gradlab run SCRIPT, gradlab serve ---------------------------------------
-def _run_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--no-pause", dest="pause", action="store_false",
-                        help="start running at once (default: paused before the first op)")
-    parser.add_argument("script", help="the Python script to debug")
-    parser.add_argument("script_args", nargs=argparse.REMAINDER, metavar="...",
-                        help="the script's own arguments")
-
-
-def _open_app(script: str | None = None, script_args=(), pause: bool = True) -> int:
-    from tui.app import GradlabApp
-
-    result = GradlabApp(script=script, script_args=script_args, pause_at_start=pause).run()
-    session = getattr(result, "run_on", None)
-    if session is None:
-        return 0
-    if session.run is None:
-        session.detach("continue")
-        return 0
-    return _wait_for(session.run, release=lambda: session.detach("continue"))
-
-
-def _wait_for(run, poll: float = 0.2, out=None, release=None) -> int:
-    """Wait for a script the user let run on after quitting the app, printing its output.
-
-    The app leaves the script paused, so that what it printed in the app comes
-    first; ``release()`` (detaching the session) then lets it run on.
-    """
-    out = out or sys.stdout
-    print(f"gradlab: {run.name} runs on without the debugger (Ctrl+C stops it)", file=out)
-    shown = run.output
-    out.write(shown)
-    out.flush()
-    if release is not None:
-        release()
-    try:
-        while not run.wait(poll):
-            shown = _print_new(run.output, shown, out)
-    except KeyboardInterrupt:
-        out.flush()
-        os._exit(130)  # nobody listens to its events any more: only ending the process stops it
-    _print_new(run.output, shown, out)
-    if run.traceback:
-        out.write(run.traceback)
-    print(f"gradlab: {run.name} {run.status}", file=out)
-    return run.exit_code or 0
-
-
-def _print_new(text: str, shown: str, out) -> str:
-    """Print what ``text`` (the last part of an output) has beyond ``shown``."""
-    if text.startswith(shown):
-        out.write(text[len(shown):])
-    else:  # the bounded buffer dropped its oldest part: find where ``shown`` ended
-        tail = shown[-200:]
-        cut = text.rfind(tail) if tail else -1
-        out.write(text[cut + len(tail):] if cut >= 0 else text)
-    out.flush()
-    return text
-
-
-def _run_run(args: argparse.Namespace) -> int:
-    if not os.path.isfile(args.script):
-        print(f"gradlab run: no such script: {args.script}", file=sys.stderr)
-        return 2
-    return _open_app(args.script, args.script_args, pause=args.pause)
-
-
-def _serve_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default="localhost",
-                        help="address to listen on (default localhost; 0.0.0.0 for a "
-                        "classroom network)")
-    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    parser.add_argument("app_args", nargs=argparse.REMAINDER, metavar="-- run SCRIPT ...",
-                        help="what each visitor opens: nothing for the home screen, or "
-                        "`-- run SCRIPT args` for the debugger on a script")
-
-
-def _run_serve(args: argparse.Namespace) -> int:
-    from tui.serve import serve
-
-    print(f"gradlab serve: open http://{args.host}:{args.port} in a browser (Ctrl+C stops)",
-          flush=True)
-    serve(args.app_args, host=args.host, port=args.port)
-    return 0
-
-
 COMMANDS = [
-    Command("run", "open the debugger on a training script", _run_arguments, _run_run,
-            description="Run SCRIPT (with its arguments) under the debugger: the graph, "
-            "tensors, memory and optimizer state as it trains; step op by op. Starts paused "
-            "before the first op: press c to continue, n/b/o/i/e to step, ? for help."),
-    Command("serve", "serve the app to web browsers (for a classroom)", _serve_arguments,
-            _run_serve, description="Serve the gradlab app over HTTP with textual-serve: "
-            "every browser that opens the page gets its own copy. Example: gradlab serve "
-            "--host 0.0.0.0 --port 8000 -- run train.py --epochs 3"),
     Command("demo", "train a built-in demo in the terminal, without the app: engine, moons "
             "or digits", _demo_arguments, _run_demo,
             description="Train one of the built-in demos in the terminal. Without a NAME, "
@@ -293,12 +196,13 @@ COMMANDS = [
 
 
 # --- the parser ----------------------------------------------------------------------------
-def _parser() -> argparse.ArgumentParser:
+def build_parser(commands: list[Command]) -> argparse.ArgumentParser:
+    """The ``gradlab`` parser with one subcommand per ``Command``."""
     parser = argparse.ArgumentParser(
         prog="gradlab", description="gradlab: a deep-learning engine you can watch think.")
     parser.add_argument("--version", action="version", version=f"gradlab {gradlab.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in COMMANDS:
+    for command in commands:
         command_parser = sub.add_parser(command.name, help=command.help,
                                         description=command.description or command.help)
         command.add_arguments(command_parser)
@@ -306,13 +210,22 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
-    if args.command is None:  # plain ``gradlab``: the app's home screen
-        return _open_app()
+def run_command(args: argparse.Namespace) -> int:
+    """Run the subcommand ``args`` was parsed for; its exit status."""
     status = args.run(args)
     return status if isinstance(status, int) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The engine's commands only (``python -m gradlab.cli``); ``gradlab`` adds the app's."""
+    parser = build_parser(COMMANDS)
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        print("\nThe app (home screen, `run`, `serve`) is the `gradlab` command "
+              "(python -m tui).")
+        return 2
+    return run_command(args)
 
 
 if __name__ == "__main__":

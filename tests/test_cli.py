@@ -1,11 +1,10 @@
-"""The ``gradlab`` command: the built-in demo trains and reports what the engine did; plain
-``gradlab``, ``gradlab run`` and ``gradlab serve`` open the app."""
+"""The engine's commands (gradlab/cli.py): the built-in demo trains and reports what the
+engine did. The app's commands (plain ``gradlab``, ``run``, ``serve``) are tested in
+tests/tui/test_cli.py."""
 
 from __future__ import annotations
 
 import io
-import os
-import shlex
 import subprocess
 import sys
 
@@ -99,90 +98,6 @@ def test_cli_unknown_demo_is_a_usage_error(capsys):
         cli.main(["demo", "mnist"])
     assert exit_info.value.code == 2
     assert "invalid choice: 'mnist'" in capsys.readouterr().err
-
-
-# --- the app: gradlab, gradlab run, gradlab serve ---------------------------------------------
-@pytest.fixture
-def app_runs(monkeypatch) -> list[dict]:
-    """Replace running the Textual app by a record of how it was made."""
-    from tui.app import AppResult, GradlabApp
-
-    opened: list[dict] = []
-
-    def run(app):
-        opened.append({"script": app.script, "args": app.script_args,
-                       "pause": app.pause_at_start})
-        return AppResult()
-
-    monkeypatch.setattr(GradlabApp, "run", run)
-    return opened
-
-
-def test_plain_gradlab_opens_the_app_home_screen(app_runs, engine_runs):
-    assert cli.main([]) == 0
-    assert app_runs == [{"script": None, "args": (), "pause": True}]
-    assert engine_runs == []  # the engine demo is `gradlab demo` now
-
-
-def test_run_opens_the_debugger_on_the_script(app_runs, tmp_path):
-    script = tmp_path / "train.py"
-    script.write_text("print('hi')\n")
-    assert cli.main(["run", str(script), "--epochs", "2", "--lr", "0.1"]) == 0
-    assert cli.main(["run", "--no-pause", str(script)]) == 0
-    assert app_runs == [{"script": str(script), "args": ("--epochs", "2", "--lr", "0.1"),
-                         "pause": True},
-                        {"script": str(script), "args": (), "pause": False}]
-
-
-def test_run_a_missing_script_is_an_error(app_runs, capsys):
-    assert cli.main(["run", "no_such_script.py"]) == 2
-    assert "no such script: no_such_script.py" in capsys.readouterr().err
-    assert app_runs == []
-
-
-def test_serve_runs_this_python_with_the_app_arguments(monkeypatch, capsys):
-    import textual_serve.server
-
-    served = []
-
-    class Server:
-        def __init__(self, command, host, port, title):
-            served.append((command, host, port, title))
-
-        def serve(self):
-            served.append("serving")
-
-    monkeypatch.setattr(textual_serve.server, "Server", Server)
-    assert cli.main(["serve", "--port", "8123", "--", "run", "train.py", "--epochs", "3"]) == 0
-    command = shlex.join([sys.executable, "-m", "gradlab.cli", "run",
-                          os.path.abspath("train.py"), "--epochs", "3"])
-    assert served == [(command, "localhost", 8123, "gradlab"), "serving"]
-    assert "http://localhost:8123" in capsys.readouterr().out
-    from tui.serve import serve_command
-
-    assert serve_command([]) == shlex.join([sys.executable, "-m", "gradlab.cli"])
-
-
-def test_a_script_let_run_on_is_waited_for_and_its_output_printed():
-    class Run:  # a ScriptRun that prints twice, then ends
-        name, status, exit_code, traceback = "train.py", "finished", 0, None
-        outputs = iter(["epoch 1\n", "epoch 1\nepoch 2\n", "epoch 1\nepoch 2\ndone\n"])
-        output = "epoch 1\n"
-        polls = 0
-
-        def wait(self, timeout):
-            self.polls += 1
-            self.output = next(self.outputs)
-            return self.polls == 3
-
-    out = io.StringIO()
-    released = []
-    assert cli._wait_for(Run(), poll=0, out=out, release=lambda: released.append(out.tell())) \
-        == 0
-    assert released == [len("gradlab: train.py runs on without the debugger (Ctrl+C stops "
-                            "it)\nepoch 1\n")]  # released once what it printed is shown
-    assert out.getvalue() == ("gradlab: train.py runs on without the debugger (Ctrl+C stops "
-                              "it)\nepoch 1\nepoch 2\ndone\ngradlab: train.py finished\n")
 
 
 def test_the_command_line_does_not_import_textual():

@@ -1,5 +1,5 @@
 """``python -m tui [run SCRIPT args]``: the app, as the ``gradlab`` command opens it."""
 
-from gradlab.cli import main
+from .cli import main
 
 raise SystemExit(main())

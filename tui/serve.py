@@ -16,13 +16,13 @@ __all__ = ["serve_command", "serve"]
 
 
 def serve_command(app_args: Sequence[str] = ()) -> str:
-    """The command each visitor's app runs: ``python -m gradlab.cli [run SCRIPT args]``."""
+    """The command each visitor's app runs: ``python -m tui [run SCRIPT args]``."""
     app_args = list(app_args)
     if app_args[:1] == ["--"]:
         app_args = app_args[1:]
     if len(app_args) >= 2 and app_args[0] == "run":  # the visitor's process may start elsewhere
         app_args[1] = os.path.abspath(app_args[1])
-    return shlex.join([sys.executable, "-m", "gradlab.cli", *app_args])
+    return shlex.join([sys.executable, "-m", "tui", *app_args])
 
 
 def serve(app_args: Sequence[str] = (), *, host: str = "localhost", port: int = 8000) -> None:
