@@ -17,6 +17,7 @@ import math
 from collections.abc import Iterable
 
 from .. import events
+from ..ops._util import array_norm
 
 __all__ = [
     "Breakpoint", "OpBreakpoint", "ModuleBreakpoint", "TensorBreakpoint",
@@ -263,14 +264,6 @@ class NonFiniteBreakpoint(Breakpoint):
         return None
 
 
-def _norm(data) -> float:
-    from ..ops._util import xp_for
-
-    xp = xp_for(data)
-    flat = data.reshape(-1)
-    return float(xp.sqrt(xp.sum(xp.abs(flat) ** 2)))
-
-
 class GradNormBreakpoint(Breakpoint):
     """Pause when a gradient's 2-norm goes above ``threshold`` (once per backward pass)."""
 
@@ -293,13 +286,13 @@ class GradNormBreakpoint(Breakpoint):
         if isinstance(event, events.BackwardNode):
             for k, ref in enumerate(event.grad_inputs):
                 data = _array(ref)
-                if data is not None and (norm := _norm(data)) > self.threshold:
+                if data is not None and (norm := array_norm(data)) > self.threshold:
                     self._fired = True
                     return (f"breakpoint: gradient norm {norm:.4g} > {self.threshold:g}, sent "
                             f"by the {_where(event, recorder)} to its input {k}")
         elif isinstance(event, events.GradAccumulated):
             data = _array(event.grad)
-            if data is not None and (norm := _norm(data)) > self.threshold:
+            if data is not None and (norm := array_norm(data)) > self.threshold:
                 self._fired = True
                 return (f"breakpoint: gradient norm {norm:.4g} > {self.threshold:g} in the "
                         f".grad of {_label(event.tensor)}")

@@ -13,12 +13,12 @@ norms of the state arrays (momentum, Adam's moments).
 
 from __future__ import annotations
 
-import math
 from collections import deque
 
 import numpy as np
 
 from ..memory import all_device_stats
+from ..ops._util import array_norm
 from .snapshot import DeviceMemorySnapshot, MemorySample, OptimizerSnapshot, ParamStateSnapshot
 
 __all__ = ["MemoryTracker", "OptimizerTracker", "state_norm"]
@@ -105,11 +105,7 @@ class MemoryTracker:
 
 def state_norm(array) -> float:
     """The 2-norm of a state array (a host copy), accumulated in float64."""
-    flat = np.asarray(array).reshape(-1)
-    if flat.dtype.kind == "c":
-        flat = np.abs(flat)
-    flat = flat.astype(np.float64, copy=False)
-    return math.sqrt(float(np.dot(flat, flat))) if flat.size else 0.0
+    return array_norm(np.asarray(array))
 
 
 class _Optimizer:

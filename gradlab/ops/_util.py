@@ -12,7 +12,7 @@ from ..autograd.function import _dispatch
 from ..tensor import Tensor
 
 __all__ = ["wrap_dim", "wrap_dims", "as_operand", "promote", "unbroadcast", "xp_of", "xp_for",
-           "check_float", "add_at"]
+           "check_float", "add_at", "array_norm"]
 
 
 def wrap_dim(dim: int, ndim: int, op: str) -> int:
@@ -53,6 +53,21 @@ def xp_for(array):
     from ..backends import backend_for_array
 
     return backend_for_array(array)[1].xp
+
+
+def array_norm(array) -> float:
+    """The 2-norm of a raw array (NumPy or CuPy) as a Python float, summed in float64.
+
+    For what the debugger and events report (update sizes, gradient norms), not
+    for differentiable code: one number crosses from the device. Complex values
+    count by magnitude.
+    """
+    xp = xp_for(array)
+    flat = array.reshape(-1)
+    if flat.dtype.kind == "c":
+        flat = xp.abs(flat)
+    flat = flat.astype(xp.float64, copy=False)
+    return float(xp.sqrt(xp.dot(flat, flat))) if flat.size else 0.0
 
 
 def as_operand(x, like: Tensor | None = None):

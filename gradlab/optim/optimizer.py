@@ -32,6 +32,7 @@ import numpy as np
 
 from .. import events
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..ops._util import array_norm
 from ..tensor import Tensor
 from ..utils.hooks import RemovableHandle
 
@@ -207,8 +208,8 @@ class Optimizer:
                      after: dict, old_data=None, grad: Tensor | None = None) -> None:
         """Emit ``OptimizerStep``; ``old_data``, the array before the update, gives its size."""
         options = {k: v for k, v in group.items() if k != "params"}
-        update_norm = None if old_data is None else _norm(param._data - old_data)
-        grad_norm = None if grad is None else _norm(grad._data)
+        update_norm = None if old_data is None else array_norm(param._data - old_data)
+        grad_norm = None if grad is None else array_norm(grad._data)
         events.emit(events.OptimizerStep(events.next_seq(), self._name, index,
                                          events.tensor_ref(param), group["lr"], before, after,
                                          options, grad_norm, update_norm, id(self)))
@@ -304,12 +305,6 @@ def state_tensor(t: Tensor) -> Tensor:
     """Mark ``t`` as optimizer state: its bytes count in the ``optimizer`` memory category."""
     t._storage.set_category("optimizer")
     return t
-
-
-def _norm(array) -> float:
-    """The 2-norm of a raw array as a Python float (one number crosses from the device)."""
-    flat = array.reshape(-1)
-    return float((flat.astype("float64") * flat).sum() ** 0.5) if flat.size else 0.0
 
 
 def snapshot(state: dict) -> dict:

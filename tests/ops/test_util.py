@@ -29,3 +29,12 @@ def test_add_at_falls_back_to_cupyx_scatter_add(monkeypatch):
     monkeypatch.undo()
     _util.add_at(target, ([0, 0],), np.ones(2))  # NumPy: add.at, repeats add up
     assert target.tolist() == [2.0, 0.0, 0.0]
+
+
+def test_array_norm_is_the_float64_2_norm_of_any_raw_array():
+    array_norm = _util.array_norm
+    a = np.array([[3.0, 4.0], [0.0, 12.0]], dtype=np.float16)
+    assert array_norm(a) == 13.0 and type(array_norm(a)) is float
+    assert array_norm(np.array([3 + 4j])) == 5.0  # complex values by magnitude
+    assert array_norm(np.zeros((0, 3))) == 0.0
+    assert array_norm(np.array([1, 2, 2], dtype=np.int64)) == 3.0
