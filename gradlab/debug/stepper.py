@@ -108,26 +108,26 @@ class Stepper:
             self.paused = False
             self.condition.notify_all()
 
+    def _go(self) -> None:
+        """Drop any request and wake a paused run (call holding ``condition``)."""
+        self.request = self.request_reason = None
+        self.paused = self.gated = False
+        self.condition.notify_all()
+
     def resume(self) -> None:
         with self.condition:
-            self.request = self.request_reason = None
-            self.paused = self.gated = False
-            self.condition.notify_all()
+            self._go()
 
     def stop(self) -> None:
         with self.condition:
             self.stopping = True
-            self.request = self.request_reason = None
-            self.paused = self.gated = False
-            self.condition.notify_all()
+            self._go()
 
     def release(self) -> None:
         """Let a paused run go on unobserved (the session detached)."""
         with self.condition:
             self.released = True
-            self.request = self.request_reason = None
-            self.paused = self.gated = False
-            self.condition.notify_all()
+            self._go()
 
     def reset(self) -> None:
         """Back to running freely, for a new run or a new attach."""
