@@ -337,9 +337,13 @@ class Section:
 
 
 def close_section(section: Section, results: dict, opts: argparse.Namespace,
-                  detail: str = "") -> Section:
-    """End a report: how the figures were taken (plus ``detail``), then what failed to run."""
-    section.note(timing_note(opts) + (" " + detail if detail else ""))
+                  detail: str = "", *, timing: str | None = None) -> Section:
+    """End a report: how the figures were taken (plus ``detail``), then what failed to run.
+
+    ``timing`` replaces the usual sentence (:func:`timing_note`) for a benchmark
+    that times differently (wall time of a child process, its own repeats).
+    """
+    section.note((timing or timing_note(opts)) + (" " + detail if detail else ""))
     for line in problems(results):
         section.note(line)
     return section

@@ -150,11 +150,9 @@ def report(results: dict, opts: argparse.Namespace) -> h.Section:
               "mean after warm-up; then the mean of every iteration after warm-up, which "
               "counts the app's pauses too):", tab)
     sec.note("Target: app / bare <= 1.5 with the app running freely.")
-    sec.note(f"Each contestant runs in its own process, {opts.rounds} alternating rounds, each "
-             "keeping its best; wall-clock time, since the app works on another thread.")
-    for line in h.problems(results):
-        sec.note(line)
-    return sec
+    return h.close_section(sec, results, opts, timing=(
+        f"Each contestant runs in its own process, {opts.rounds} alternating rounds, each "
+        "keeping its best; wall-clock time, since the app works on another thread."))
 
 
 def main(argv=None) -> None:

@@ -110,10 +110,8 @@ def report(results: dict, opts: argparse.Namespace) -> h.Section:
     if g.get("status") == "ok":
         sec.note("Ops per program: " + ", ".join(f"{k} {v}" for k, v in g["ops"].items())
                  + ". Target: a few seconds.")
-    sec.note(f"Best of {opts.repeat} runs; wall time (Graphviz runs as a child process).")
-    for line in h.problems(results):
-        sec.note(line)
-    return sec
+    return h.close_section(sec, results, opts, timing=(
+        f"Best of {opts.repeat} runs; wall time (Graphviz runs as a child process)."))
 
 
 def main(argv=None) -> None:

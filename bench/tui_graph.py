@@ -146,10 +146,8 @@ def report(results: dict, opts: argparse.Namespace) -> h.Section:
                           for k, v in g["info"].items())
         sec.note(f"{g['nodes']} nodes, {g['edges']} edges. {sizes}. Target: <= 1 s cold."
                  + ("" if g["dot"] else " Graphviz is not installed: dot cases skipped."))
-    sec.note(f"Best of {opts.repeat} runs; wall time (Graphviz runs as a child process).")
-    for line in h.problems(results):
-        sec.note(line)
-    return sec
+    return h.close_section(sec, results, opts, timing=(
+        f"Best of {opts.repeat} runs; wall time (Graphviz runs as a child process)."))
 
 
 def main(argv=None) -> None:
