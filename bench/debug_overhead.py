@@ -10,7 +10,8 @@ fresh processes:
   records one iteration in full every 0.1 s.
 * **app**: the same, with the terminal app attached (headless, 120x40): its
   UI thread polls the session ten times a second and, running freely,
-  redraws what changed in the graph and panels up to four times a second.
+  redraws what changed in the graph and panels twice a second (its session
+  records one iteration in full per redraw).
 
 Times are wall-clock seconds per iteration measured inside the training
 loop, after a warm-up; the app's own work on the UI thread competes
@@ -19,10 +20,10 @@ best 50-iteration mean and the mean of all iterations after warm-up (which
 also counts the iterations recorded in full and the app's repaints).
 
 Target: the app running freely costs at most 1.5x the bare loop. Measured
-(2 cores, --rounds 2, noise about ±30%): best 0.48 bare, 0.60 session,
-0.57 app ms/iteration (1.20x); mean 0.62, 1.18, 0.86 (1.39x). Before the
-app drew only what changed, without relayouts, and slowed down while
-running: 1.15 ms (2.4x).
+(2 cores, --rounds 3, 3000 iterations, noise about ±30%), app / bare:
+1.20-1.30x on the best stretch, 1.29-1.58x on the mean of all iterations
+(redrawing four times a second it was 1.31x and 2.30x; before the app drew
+only what changed, without relayouts: 2.4x on the best stretch).
 
     python bench/debug_overhead.py [--iterations 1500] [--markdown]
 """

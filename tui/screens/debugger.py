@@ -3,7 +3,7 @@
 The screen never waits on the training thread. Ten times a second it reads
 ``session.version`` (a number) and, only when it changed, takes one
 ``session.snapshot()`` and hands it to the graph and the visible panels;
-while the script runs freely it draws at most four times a second, so the
+while the script runs freely it draws at most twice a second, so the
 app's own work leaves the interpreter to training. Each widget repaints only
 what changed, without a new layout where its size stays the same. Step
 commands go to the session, which applies them on the training thread.
@@ -42,7 +42,7 @@ from .traceback import TracebackScreen
 __all__ = ["DebuggerScreen", "STEP_KEYS", "POLL_INTERVAL", "RUNNING_INTERVAL"]
 
 POLL_INTERVAL = 0.1  # seconds: at most ten refreshes a second however fast training runs
-RUNNING_INTERVAL = 0.25  # seconds between redraws while the script runs freely
+RUNNING_INTERVAL = 0.5  # seconds between redraws while the script runs freely
 
 # key, step kind, footer word, toolbar label
 STEP_KEYS = (
