@@ -27,6 +27,7 @@ from numbers import Real
 
 from .. import events
 from .graph import IterationGraph, shape_label
+from .positions import describe, short
 from .snapshot import LogLine, Position, Snapshot
 from .tracking import MemoryTracker, OptimizerTracker
 
@@ -51,10 +52,6 @@ def _is_parameter(tensor) -> bool:
     from ..nn.parameter import Parameter
 
     return isinstance(tensor, Parameter)
-
-
-def _short(value: float) -> str:
-    return f"{value:.4g}"
 
 
 class Recorder:
@@ -204,7 +201,8 @@ class Recorder:
             name = self.names.get(id(tensor))
         return name
 
-    def _label(self, ref) -> str:
+    def label(self, ref) -> str:
+        """What to call the tensor behind a TensorRef: its parameter name, its name, its shape."""
         t = ref.tensor
         name = self.name_of(t) if t is not None else None
         return name or ref.name or "param " + shape_label(ref.shape)
@@ -278,7 +276,7 @@ class Recorder:
     def _on_grad(self, event) -> None:
         key = self._graph_now().grad_accumulated(event)
         self.current = key
-        label = self._label(event.tensor)
+        label = self.label(event.tensor)
         self.log_lines.append(LogLine(event.seq, "grad", f"grad of {label} "
                                       f"{shape_label(event.grad.shape)}"))
 
@@ -290,7 +288,7 @@ class Recorder:
                                      f"{event.device} ({event.category})"))
 
     def _on_update(self, event) -> None:
-        name = self._label(event.param)
+        name = self.label(event.param)
         state = self.optimizers.on_update(event, name)
         graph = self.graph
         param = event.param.tensor
@@ -298,9 +296,9 @@ class Recorder:
             self.current = graph.key_for_tensor(param) or self.current
         text = f"{event.optimizer} update of {name}"
         if state.grad_norm is not None:
-            text += f": |grad| {_short(state.grad_norm)}"
+            text += f": |grad| {short(state.grad_norm)}"
         if state.update_norm is not None:
-            text += f", |update| {_short(state.update_norm)}"
+            text += f", |update| {short(state.update_norm)}"
         self.log_lines.append(LogLine(event.seq, "update", text))
 
     def _on_phase(self, event) -> None:
@@ -317,7 +315,7 @@ class Recorder:
                 graph.add_roots(event.roots)
             if loss is not None and not self._loss_reported:
                 self._record_loss(loss)
-            self.log("phase", "backward begins" + (f" (loss {_short(loss)})"
+            self.log("phase", "backward begins" + (f" (loss {short(loss)})"
                                                    if loss is not None else ""))
         elif kind == "backward_end":
             self.in_backward = False
@@ -326,10 +324,10 @@ class Recorder:
         elif kind == "step":
             self.in_optimizer_step = True
             self.optimizers.on_step(event)
-            self.log("phase", f"{self._optimizer_name(event)} step {event.iteration} begins")
+            self.log("phase", f"{self.optimizer_name(event)} step {event.iteration} begins")
         elif kind == "step_end":
             self.in_optimizer_step = False
-            self.log("phase", f"{self._optimizer_name(event)} step {event.iteration} done")
+            self.log("phase", f"{self.optimizer_name(event)} step {event.iteration} done")
         elif kind == "epoch":
             if self._epoch_source is None:
                 self._epoch_source = event.source
@@ -339,7 +337,8 @@ class Recorder:
         else:
             self.log("phase", kind)
 
-    def _optimizer_name(self, event) -> str:
+    def optimizer_name(self, event) -> str:
+        """The class name of the optimizer that emitted ``event`` ("Adam")."""
         return self.optimizers.name_of(event.source) or "optimizer"
 
     def _on_metric(self, event) -> None:
@@ -348,7 +347,7 @@ class Recorder:
             if isinstance(value, bool) or not isinstance(value, Real):
                 continue
             value = float(value)
-            parts.append(f"{name}={_short(value)}")
+            parts.append(f"{name}={short(value)}")
             if name == "loss":
                 self._loss_reported = True
                 self._record_loss(value)
@@ -377,67 +376,7 @@ class Recorder:
     # --- where the run is ------------------------------------------------------------------
     def position(self, event) -> Position | None:
         """Where ``event`` is, in words (None for events that are not places: memory)."""
-        kind = type(event)
-        graph = self.graph
-        if kind is events.OpForward:
-            if event.node_id is None:
-                if self.in_optimizer_step:
-                    text = f"{event.op} inside the optimizer step"
-                elif self.in_backward:
-                    text = f"{event.op} while computing gradients (no graph recorded)"
-                else:
-                    text = f"{event.op} without a graph (no_grad, or no input needs grad)"
-                return Position("op", text, None, event.seq)
-            key = None if graph is None else graph.by_node_id.get(event.node_id)
-            text = self._op_text("forward", event.op, key, event.module)
-            if self.started_iteration:
-                return Position("iteration", f"iteration {self.iteration} begins: {text}", key,
-                                event.seq)
-            return Position("op", text, key, event.seq)
-        if kind is events.BackwardNode:
-            key = None if graph is None else graph.by_node_id.get(event.node_id)
-            return Position("backward", self._op_text("backward", event.op, key, event.module),
-                            key, event.seq)
-        if kind is events.GradAccumulated:
-            t = event.tensor.tensor
-            key = None if graph is None or t is None else graph.key_for_tensor(t)
-            return Position("grad", f"gradient accumulated into {self._label(event.tensor)}",
-                            key, event.seq)
-        if kind is events.OptimizerStep:
-            t = event.param.tensor
-            key = None if graph is None or t is None else graph.key_for_tensor(t)
-            return Position("update", f"{event.optimizer} update of {self._label(event.param)}",
-                            key, event.seq)
-        if kind is events.Phase:
-            return self._phase_position(event)
-        if kind is events.Metric:
-            values = ", ".join(f"{k}={_short(v) if isinstance(v, Real) else v}"
-                               for k, v in event.values.items())
-            which = "loss" if "loss" in event.values else (
-                "epoch" if "epoch" in event.values else "phase")
-            return Position(which, f"reported {values}", None, event.seq)
-        return None
-
-    @staticmethod
-    def _op_text(direction: str, op: str, key: str | None, module: str | None) -> str:
-        text = f"{direction} of {op}" + (f" ({key})" if key else "")
-        return text + (f" in module {module}" if module else "")
-
-    def _phase_position(self, event) -> Position:
-        kind = event.kind
-        if kind == "epoch":
-            return Position("epoch", f"epoch {self.epoch} begins", None, event.seq)
-        if kind == "backward_begin":
-            loss = self.last_loss if len(event.roots) == 1 else None
-            text = "backward begins" + (f" from loss {_short(loss)}" if loss is not None else "")
-        elif kind == "backward_end":
-            text = "backward done"
-        elif kind in ("step", "step_end"):
-            what = "begins" if kind == "step" else "done"
-            text = f"{self._optimizer_name(event)} step {event.iteration} {what}"
-        else:
-            text = kind
-        return Position("phase", f"iteration {self.iteration}: {text}", None, event.seq)
+        return describe(event, self)
 
     # --- the frozen view -------------------------------------------------------------------
     def snapshot(self, *, version: int, status: str, position, pause_reason, output: str,
