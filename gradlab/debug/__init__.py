@@ -26,8 +26,9 @@ from .breakpoints import (
     OpBreakpoint,
     TensorBreakpoint,
 )
+from .reporting import report
 from .runner import ScriptRun
-from .session import Session, report
+from .session import Session
 from .snapshot import *  # noqa: F403
 from .snapshot import __all__ as _snapshot_names
 from .stepper import STEP_KINDS, StopRun

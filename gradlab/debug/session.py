@@ -22,47 +22,22 @@ from its start (see :mod:`gradlab.debug.stepper`).
 
 from __future__ import annotations
 
-import numbers
 import threading
 
 from .. import events
 from .breakpoints import Breakpoint, NonFiniteBreakpoint, OpBreakpoint
 from .recorder import Recorder
+from .reporting import report
 from .runner import ScriptRun
 from .snapshot import Snapshot
 from .stepper import STEP_KINDS, DetailSchedule, Stepper, StopRun
 
-__all__ = ["Session", "report", "DETACH_MODES"]
+__all__ = ["Session", "DETACH_MODES"]
 
 DETACH_MODES = ("continue", "stop")
 _STOP_AT = (events.OpForward, events.BackwardNode, events.GradAccumulated, events.OptimizerStep,
             events.Phase)
 """Where a stop request is delivered (never at a Memory event: it may come from a __del__)."""
-
-
-def _number(name: str, value):
-    """A reported value as a plain Python number, or an error that says how to make one."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        kind = type(value).__name__
-        fix = (f"pass {name}.item() for a one-element tensor" if hasattr(value, "item")
-               else f"pass float({name}) or leave it out")
-        raise TypeError(f"report: {name} must be a number (int or float), got {kind}; {fix}")
-    return int(value) if isinstance(value, numbers.Integral) else float(value)
-
-
-def report(**values) -> None:
-    """Report numbers by name (``report(accuracy=0.93, epoch=2)``) to whoever listens.
-
-    They reach a debug session as an :class:`~gradlab.events.Metric` event and show
-    up in its training view; ``loss`` counts as the loss and ``epoch`` as the epoch.
-    With nobody listening this only checks the values.
-    """
-    if not values:
-        raise TypeError("report: nothing to report; pass numbers by name, e.g. "
-                        "report(accuracy=0.93)")
-    clean = {name: _number(name, value) for name, value in values.items()}
-    if events.listeners or events.light_listeners:
-        events.emit(events.Metric(events.next_seq(), clean))
 
 
 class Session:
