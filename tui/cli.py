@@ -35,7 +35,7 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _open_app(script: str | None = None, script_args=(), pause: bool = True) -> int:
-    from tui.app import GradlabApp
+    from .app import GradlabApp
 
     result = GradlabApp(script=script, script_args=script_args, pause_at_start=pause).run()
     session = getattr(result, "run_on", None)
@@ -103,7 +103,7 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_serve(args: argparse.Namespace) -> int:
-    from tui.serve import serve
+    from .serve import serve
 
     print(f"gradlab serve: open http://{args.host}:{args.port} in a browser (Ctrl+C stops)",
           flush=True)
