@@ -350,7 +350,10 @@ def _resolve_saved(item, args, outputs):
         if isinstance(a, Tensor) and (item is a._data or item is a):
             return SavedTensor(a, None, a._storage, None)
     for k, o in enumerate(outputs):
-        if o is not None and (item is o._data or item is o):
+        # A Function that is not raw saves the tensor its forward returned, which the
+        # dispatcher then wrapped as the output: the same data, so the same output.
+        if o is not None and (item is o._data or item is o or
+                              (isinstance(item, Tensor) and item._data is o._data)):
             if o.grad_fn is None:  # not differentiable: no need for a node reference
                 return SavedTensor(o, None, o._storage, None)
             return SavedTensor(None, o._data, o._storage, k)

@@ -321,3 +321,27 @@ def test_an_unused_output_without_metadata_gets_no_zero_gradient():
     assert nothing is None
     out.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])
+
+
+class ExpSavingItsOutput(Function):
+    """exp's derivative is its output: saving the output, as PyTorch allows."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = x.exp()
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return grad * y
+
+
+def test_a_saved_output_unpacks_as_the_output_so_double_backward_works():
+    x = gradlab.randn(3, dtype=gradlab.float64, requires_grad=True)
+    y = ExpSavingItsOutput.apply(x)
+    assert y.grad_fn.saved_tensors[0].grad_fn is y.grad_fn  # the output itself, not a copy
+    assert gradcheck(ExpSavingItsOutput.apply, (x,))
+    # The saved output carries its grad_fn, so the second derivative (exp again) is right.
+    assert gradgradcheck(ExpSavingItsOutput.apply, (x,))
