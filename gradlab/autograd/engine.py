@@ -3,7 +3,7 @@
 Reverse mode in three steps, none of them recursive (a 100,000-op chain is
 just a long loop):
 
-1. **Discover.** Starting at the output's node, follow ``next_functions``
+1. **Discover.** Starting at the output's node, follow its ``edges``
    with an explicit stack and count, for every node, how many edges point
    at it (its *dependencies*).
 2. **Run in order.** A node may run once every node that feeds it a
@@ -171,7 +171,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accu
                     _accumulate(leaf, grads[0], create_graph)
                 continue
             grads = _call_node(node, grads, retain_graph)
-            for edge, g in zip(node.next_functions, grads):
+            for edge, g in zip(node.edges, grads):
                 if edge is None:
                     continue
                 target = edge[0]
@@ -205,7 +205,7 @@ def _discover(root_nodes, want_parents):
     stack = list(root_nodes)
     while stack:
         node = stack.pop()
-        for edge in node.next_functions:
+        for edge in node.edges:
             if edge is None:
                 continue
             target = edge[0]

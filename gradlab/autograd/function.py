@@ -218,7 +218,8 @@ def _dispatch(fn, args):
 
 
 def _record_node(fn, args):
-    """A new node for a call of ``fn``, with an edge to where each input's gradient goes.
+    """A new node for a call of ``fn``, with an edge to where each input's gradient goes
+    (``node.edges``: one per argument, None where no gradient flows).
 
     Made before forward runs (forward may read ``ctx.needs_input_grad``); the
     outputs are described by ``_connect_outputs`` once they exist.
@@ -231,7 +232,8 @@ def _record_node(fn, args):
     edges = []
     metas = []
     needs = []
-    for a in args:
+    no_grad_tensors = 0  # bit i: argument i is a tensor that needs no gradient
+    for i, a in enumerate(args):
         if isinstance(a, Tensor) and a._requires_grad:
             grad_fn = a.grad_fn
             if grad_fn is not None:
@@ -242,10 +244,13 @@ def _record_node(fn, args):
             metas.append((a._data.shape, a.dtype, a._device))
             needs.append(True)
         else:
+            if isinstance(a, Tensor):
+                no_grad_tensors |= 1 << i
             edges.append(None)
             metas.append(None)
             needs.append(False)
-    node.next_functions = tuple(edges)
+    node.edges = tuple(edges)
+    node.no_grad_tensors = no_grad_tensors
     node.input_meta = tuple(metas)
     node.needs_input_grad = tuple(needs)
     return node

@@ -82,15 +82,17 @@ class SavedTensor:
 class Node:
     """A recorded op call: the unit of the backward graph (PyTorch's ``grad_fn``).
 
-    ``next_functions[i]`` is ``(node, output_nr)`` for the i-th forward
-    argument when it requires grad, else ``None``: following these edges
-    from the loss walks the whole graph back to the leaves. A node refers to
-    its inputs' nodes but never to its own outputs, so dropping the last
-    output frees the graph.
+    ``edges[i]`` is ``(node, output_nr)`` for the i-th forward argument when
+    it requires grad, else ``None``: following these edges from the loss
+    walks the whole graph back to the leaves (the engine does). A node
+    refers to its inputs' nodes but never to its own outputs, so dropping
+    the last output frees the graph. ``next_functions`` is the same edges as
+    PyTorch shows them: tensor arguments only, ``(None, 0)`` for one that
+    needs no gradient.
     """
 
-    __slots__ = ("fn", "id", "next_functions", "input_meta", "needs_input_grad", "module",
-                 "num_outputs", "output_meta", "_saved", "__dict__", "__weakref__")
+    __slots__ = ("fn", "id", "edges", "no_grad_tensors", "input_meta", "needs_input_grad",
+                 "module", "num_outputs", "output_meta", "_saved", "__dict__", "__weakref__")
 
     # Rarely set, so class-level defaults rather than per-node slots: the dispatcher
     # builds nodes without calling __init__ and sets only the slots above.
@@ -105,6 +107,17 @@ class Node:
         self.id = next(_node_ids)
         self._saved = None
         self.module = state.module
+        self.edges = ()
+        self.no_grad_tensors = 0
+
+    @property
+    def next_functions(self) -> tuple:
+        """``(node, output_nr)`` per tensor argument, ``(None, 0)`` where it needs no
+        gradient: PyTorch's view of :attr:`edges` (numbers and other arguments left out)."""
+        mask = self.no_grad_tensors
+        return tuple([edge if edge is not None else (None, 0)
+                      for i, edge in enumerate(self.edges)
+                      if edge is not None or mask >> i & 1])
 
     # --- what users of ctx see (PyTorch's names) ------------------------------------------
     def save_for_backward(self, *items) -> None:
@@ -216,7 +229,8 @@ class AccumulateGrad(Node):
         """The leaf, or None once it was freed (its gradient then has nowhere to go)."""
         return self._variable()
 
-    next_functions = ()
+    edges = ()
+    no_grad_tensors = 0
     input_meta = ()
     needs_input_grad = ()
     num_outputs = 1

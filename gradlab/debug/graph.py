@@ -5,7 +5,7 @@ recorded an autograd node adds an op box and edges from where its inputs
 came from (the op that made them, a parameter, a data input), each
 ``BackwardNode`` marks its box as done backward, each ``GradAccumulated``
 marks a leaf. Ops made before the debugger attached are found when backward
-begins, by walking ``grad_fn`` / ``next_functions`` back from the roots
+begins, by walking ``grad_fn`` / ``edges`` back from the roots
 (with a stack, never recursion); they show as ``created``, and the graph is
 ``partial``: ops ran that it did not see (the debugger attached, or listened
 only lightly, after the iteration began).
@@ -288,7 +288,7 @@ class IterationGraph:
             node, i = stack.pop()
             if node.id in known or node.id in done or node.id in walked:
                 continue
-            edges = node.next_functions
+            edges = node.edges
             while i < len(edges):
                 edge = edges[i]
                 i += 1
@@ -321,7 +321,7 @@ class IterationGraph:
         node.output_shapes = tuple([tuple(m[0]) for m in metas if m is not None])
         if metas and metas[0] is not None:
             node.dtype, node.device = _dtype_name(metas[0][1]), str(metas[0][2])
-        for edge, shape in zip(fn.next_functions, shapes):
+        for edge, shape in zip(fn.edges, shapes):
             if edge is None:
                 continue
             source = edge[0]

@@ -261,7 +261,7 @@ def capture(outputs, *, params: dict | None = None, buffers: dict | None = None,
         node, i = stack.pop()
         if node in op_index or type(node) is AccumulateGrad:
             continue
-        edges = node.next_functions
+        edges = node.edges
         if i == 0:
             visiting.add(node)
         while i < len(edges):
@@ -296,7 +296,7 @@ def _op_info(node, index, op_index, leaf_of, trace, names) -> OpInfo:
     from ..autograd.node import AccumulateGrad
 
     info = OpInfo(index, node.op, node.name(), node.module, node.id)
-    for edge, shape in zip(node.next_functions, node.input_shapes):
+    for edge, shape in zip(node.edges, node.input_shapes):
         if edge is None:
             continue
         target, nr = edge

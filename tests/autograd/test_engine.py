@@ -304,8 +304,22 @@ def test_graph_records_edges_to_inputs():
     y = x * w
     (edge_x, edge_w) = y.grad_fn.next_functions
     assert edge_x[0].name() == "AccumulateGrad" and edge_x[0].variable is x
-    assert edge_w is None  # w needs no gradient
+    assert edge_w == (None, 0)  # w needs no gradient: PyTorch's empty edge
     assert y.grad_fn.needs_input_grad == (True, False)
+    assert y.grad_fn.edges == (edge_x, None)  # the engine's view: one per argument
+
+
+def test_next_functions_lists_tensor_arguments_only_as_pytorch_does():
+    x = leaf([[1.0, 2.0], [3.0, 4.0]])
+    s = x.sum(0)  # the dim is an argument, not an input: no edge for it
+    assert [node.name() for node, _ in s.grad_fn.next_functions] == ["AccumulateGrad"]
+    assert len(s.grad_fn.edges) == 4  # (x, dim, keepdim, dtype): one per argument
+    y = 3 * x
+    assert len(y.grad_fn.next_functions) == 1
+    z = gradlab.where(x > 2, x, gradlab.zeros(2, 2))  # a bool and a constant tensor
+    assert [n is None for n, _ in z.grad_fn.next_functions] == [True, False, True]
+    for node, _ in z.grad_fn.next_functions:  # unpacks the PyTorch way
+        assert node is None or node.name() == "AccumulateGrad"
 
 
 # --- what a Function's backward may return --------------------------------------------------------

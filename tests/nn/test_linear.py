@@ -51,7 +51,7 @@ def test_linear_is_one_node_and_one_op():
     ops = [e.op for e in seen if isinstance(e, gradlab.events.OpForward)]
     assert ops == ["linear"]
     assert y.grad_fn.op == "linear"
-    assert [e is None for e in y.grad_fn.next_functions] == [True, False, False]
+    assert [node is None for node, _ in y.grad_fn.next_functions] == [True, False, False]
 
 
 def test_linear_skips_the_gradient_of_an_input_that_needs_none():
