@@ -164,7 +164,7 @@ def read_lesson(folder: Path) -> Lesson:
                           f"{minutes!r}")
     prerequisites = meta.get("prerequisites", [])
     if not isinstance(prerequisites, list) or \
-            not all(isinstance(p, int) and p > 0 for p in prerequisites):
+            not all(type(p) is int and p > 0 for p in prerequisites):
         raise LessonError(f"{where}: prerequisites must be a list of lesson numbers, got "
                           f"{prerequisites!r}")
     panels = _strings(where, "panels", meta.get("panels"), required=True)
@@ -176,17 +176,36 @@ def read_lesson(folder: Path) -> Lesson:
     bad = [r for r in requires if r not in REQUIREMENTS]
     if bad:
         raise LessonError(f"{where}: requires may name {', '.join(REQUIREMENTS)}; got {bad}")
+    goals = _strings(where, "goals", meta.get("goals"), required=True)
+    if not goals:
+        raise LessonError(f"{where}: goals must list at least one thing the lesson teaches")
     return Lesson(number=int(match.group(1)), slug=match.group(2), folder=folder,
-                  title=title.strip(), minutes=minutes,
-                  goals=_strings(where, "goals", meta.get("goals"), required=True),
+                  title=title.strip(), minutes=minutes, goals=goals,
                   prerequisites=tuple(prerequisites), panels=panels,
                   tasks=_read_tasks(where, meta.get("tasks")), requires=requires)
 
 
+def _folders(root: Path) -> list[Path]:
+    if not root.is_dir():
+        raise LessonError(f"{root}: no such folder of lessons")
+    return sorted(p for p in root.iterdir() if p.is_dir() and _FOLDER.match(p.name))
+
+
 @cache
-def _lessons(root: Path) -> tuple[Lesson, ...]:
-    folders = sorted(p for p in root.iterdir() if p.is_dir() and _FOLDER.match(p.name))
-    lessons = tuple(read_lesson(p) for p in folders)
+def _read_cached(folder: Path, stamp: float) -> Lesson:
+    return read_lesson(folder)
+
+
+def _read(folder: Path) -> Lesson:
+    """read_lesson, again only when lesson.toml changed (an author editing it in the app)."""
+    toml = folder / "lesson.toml"
+    return _read_cached(folder, toml.stat().st_mtime if toml.exists() else 0.0)
+
+
+def all_lessons(root: Path | None = None) -> tuple[Lesson, ...]:
+    """Every lesson, in order; a malformed one raises :class:`LessonError`."""
+    root = Path(root or LESSONS_DIR).resolve()
+    lessons = tuple(_read(p) for p in _folders(root))
     numbers = [lesson.number for lesson in lessons]
     if len(set(numbers)) != len(numbers):
         twice = sorted({n for n in numbers if numbers.count(n) > 1})
@@ -194,26 +213,27 @@ def _lessons(root: Path) -> tuple[Lesson, ...]:
     return lessons
 
 
-def all_lessons(root: Path | None = None) -> tuple[Lesson, ...]:
-    """Every lesson, in order."""
-    return _lessons(Path(root or LESSONS_DIR).resolve())
-
-
 def get_lesson(number: int | str, root: Path | None = None) -> Lesson:
-    """Lesson ``number`` (an int, ``"3"``, ``"03"`` or a folder name like ``03_backprop``)."""
-    lessons = all_lessons(root)
+    """Lesson ``number`` (an int, ``"3"``, ``"03"`` or a folder name like ``03_backprop``).
+
+    Only that lesson's folder is read, so one malformed lesson does not hide the others.
+    """
+    root = Path(root or LESSONS_DIR).resolve()
+    folders = _folders(root)
     text = str(number).strip()
-    for lesson in lessons:
-        if text in (lesson.name, lesson.slug):
-            return lesson
     try:
         wanted = int(text)
     except ValueError:
         wanted = None
-    for lesson in lessons:
-        if lesson.number == wanted:
-            return lesson
-    if not lessons:
-        raise LessonError(f"no lessons found in {root or LESSONS_DIR}")
-    raise LessonError(f"there is no lesson {number!r}: the lessons are numbered "
-                      f"{lessons[0].number} to {lessons[-1].number} (gradlab lesson lists them)")
+    found = [p for p in folders if text in (p.name, _FOLDER.match(p.name).group(2))] or \
+        [p for p in folders if int(_FOLDER.match(p.name).group(1)) == wanted]
+    if len(found) > 1:
+        raise LessonError(f"{root}: two lesson folders share the number {wanted}: "
+                          f"{', '.join(p.name for p in found)}")
+    if found:
+        return _read(found[0])
+    if not folders:
+        raise LessonError(f"no lessons found in {root}")
+    first, last = (int(_FOLDER.match(p.name).group(1)) for p in (folders[0], folders[-1]))
+    raise LessonError(f"there is no lesson {number!r}: the lessons are numbered {first} to "
+                      f"{last} (gradlab lesson lists them)")

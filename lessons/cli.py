@@ -109,6 +109,8 @@ def check_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="show every comparison, also of tasks that pass")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    # The folder the lessons are in (run_checks_isolated passes its lesson's).
+    parser.add_argument("--root", help=argparse.SUPPRESS)
 
 
 def _target(args: argparse.Namespace, lesson: Lesson) -> Path:
@@ -160,7 +162,7 @@ def _watch(args: argparse.Namespace, lesson: Lesson, path: Path, save: bool,
 
 def run_check(args: argparse.Namespace) -> int:
     try:
-        lesson = get_lesson(args.number)
+        lesson = get_lesson(args.number, getattr(args, "root", None))
     except LessonError as error:
         print(f"gradlab check: {error}", file=sys.stderr)
         return 2

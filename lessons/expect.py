@@ -102,8 +102,8 @@ def show(value: Any) -> str:
         array = as_array(value)
     except (TypeError, ValueError, RuntimeError):
         return repr(value)[:200]
-    if array.dtype == object:
-        return repr(value)[:200]
+    if array.dtype == object or array.dtype.kind in "USV":  # NumPy would turn [1, "a"]
+        return repr(value)[:200]                           # into ['1' 'a']
     if array.ndim == 0:
         number = array.item()
         return f"{number:.6g}" if isinstance(number, float) else repr(number)
@@ -145,21 +145,49 @@ def expect_close(got: Any, expected: Any, what: str, *, rtol: float = 1e-5,
                           "the shapes differ")
     close = np.isclose(have, want, rtol=rtol, atol=atol, equal_nan=True)
     ok = bool(close.all())
-    _record(what, show(expected), show(got), ok)
-    if not ok:
-        bad = np.argwhere(~close)
-        first = tuple(int(i) for i in bad[0]) if have.ndim else ()
-        detail = (f"{len(bad)} of {have.size} values differ; first at index {first}: expected "
-                  f"{want[first]:.6g}, got {have[first]:.6g}") if have.ndim else ""
+    if ok:
+        _record(what, show(expected), show(got), True)
+        return
+    bad = np.argwhere(~close)
+    first = tuple(int(i) for i in bad[0])
+    w, h = float(want[first]), float(have[first])
+    off = f"off by {abs(h - w):.3g}, allowed {atol + rtol * abs(w):.3g}"
+    if have.ndim:
+        _record(what, show(expected), show(got), False)
+        detail = (f"{len(bad)} of {have.size} values differ; first at index {first}: "
+                  f"expected {w:.10g}, got {h:.10g} ({off})")
         raise CheckFailed(what, show(expected), show(got), detail)
+    shown_w, shown_h = _distinct(w, h)
+    _record(what, shown_w, shown_h, False)
+    raise CheckFailed(what, shown_w, shown_h, off)
+
+
+def _distinct(a: float, b: float) -> tuple[str, str]:
+    """Two numbers printed with just enough digits to see that they differ."""
+    for digits in range(6, 18):
+        x, y = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        if x != y:
+            return x, y
+    return repr(a), repr(b)
 
 
 def expect_equal(got: Any, expected: Any, what: str) -> None:
     """``got == expected`` exactly (for shapes, counts, names, orders)."""
-    ok = bool(got == expected)
-    _record(what, show(expected), show(got), ok)
+    try:
+        ok = bool(got == expected)
+    except (ValueError, RuntimeError, TypeError):  # arrays and tensors compare element-wise
+        try:
+            have, want = as_array(got), as_array(expected)
+            ok = have.shape == want.shape and bool(np.array_equal(have, want))
+        except (ValueError, RuntimeError, TypeError):
+            ok = False
+    expected_text, got_text = show(expected), show(got)
+    _record(what, expected_text, got_text, ok)
     if not ok:
-        raise CheckFailed(what, show(expected), show(got))
+        detail = ""
+        if expected_text == got_text and type(got) is not type(expected):
+            detail = f"a {type(got).__name__} is not a {type(expected).__name__}"
+        raise CheckFailed(what, expected_text, got_text, detail)
 
 
 def expect_gradcheck(fn: Callable, inputs: tuple, what: str, **options: Any) -> None:

@@ -129,7 +129,19 @@ def _where(error: BaseException, student_file: str) -> str:
     frames left out: the student's code is what to look at)."""
     frames = traceback.extract_tb(error.__traceback__)
     mine = [f for f in frames if os.path.realpath(f.filename) == student_file]
-    lines = [f"line {f.lineno}, in {f.name}: {f.line}" for f in mine]
+    lines: list[str] = []
+    repeats = 0
+    for f in mine:  # a runaway recursion: one line and a count, as Python itself prints
+        line = f"line {f.lineno}, in {f.name}: {f.line}"
+        if lines and line == lines[-1]:
+            repeats += 1
+            continue
+        if repeats:
+            lines.append(f"  (the line above repeated {repeats} more times)")
+            repeats = 0
+        lines.append(line)
+    if repeats:
+        lines.append(f"  (the line above repeated {repeats} more times)")
     lines.append("".join(traceback.format_exception_only(type(error), error)).strip())
     return "\n".join(lines)
 
@@ -148,12 +160,15 @@ def _run_task(task, fn, student, student_file: str, seed: int, index: int) -> Ta
             fn(student, rng)
     except CheckFailed as failure:
         status, message = "failed", failure.detail
+        if not found or found[-1].ok:  # raised directly by the check, not by an expect_*
+            found.append(Comparison(failure.what, failure.expected, failure.got, False))
     except Skipped as skipped:
         status, message = "skipped", str(skipped)
     except NotImplementedError as todo:
         status = "todo"
         message = f"not written yet: {todo}" if str(todo) else "not written yet"
-    except Exception as error:  # the student's code went wrong: show where, go on
+    except (Exception, SystemExit) as error:  # the student's code went wrong: show where,
+        # go on (an exit() in it must not end the run as if all was well)
         status, message = "error", _where(error, student_file)
     finally:
         stop_recording(token)
@@ -213,7 +228,8 @@ def run_checks_isolated(lesson: Lesson, file: str | os.PathLike, *, seed: int | 
     cannot hang or take down the caller (the app), and each run starts clean."""
     seed = secrets.randbelow(2**31) if seed is None else int(seed)
     command = [sys.executable, "-m", "lessons", "check", str(lesson.number), "--file",
-               os.fspath(file), "--seed", str(seed), "--json"]
+               os.fspath(file), "--seed", str(seed), "--json",
+               "--root", os.fspath(lesson.folder.parent)]  # this lesson, wherever it lives
     env = {**os.environ, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1")}
     root = str(Path(__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
@@ -223,7 +239,7 @@ def run_checks_isolated(lesson: Lesson, file: str | os.PathLike, *, seed: int | 
     except subprocess.TimeoutExpired:
         return Report(lesson.number, lesson.title, str(file), seed,
                       tuple(TaskResult(t.name, t.title, "error", f"the checks took longer than "
-                                       f"{timeout:.0f} s: is there an endless loop?")
+                                       f"{timeout:g} s: is there an endless loop?")
                             for t in lesson.tasks))
     try:
         line = [x for x in done.stdout.splitlines() if x.startswith("{")][-1]

@@ -46,13 +46,23 @@ def load(path: Path | None = None) -> dict:
         return {}
     except (OSError, ValueError) as error:
         return _set_aside(path, f"can't read it ({error})")
-    if not isinstance(raw, dict) or not isinstance(raw.get("lessons"), dict):
+    if not isinstance(raw, dict) or not _well_formed(raw.get("lessons")):
         return _set_aside(path, "it is not a gradlab progress file")
     return raw["lessons"]
 
 
+def _well_formed(lessons) -> bool:
+    """Each lesson's entry is a table, and so are its tasks and hints (if any)."""
+    return isinstance(lessons, dict) and all(
+        isinstance(entry, dict) and isinstance(entry.get("tasks", {}), dict)
+        and isinstance(entry.get("hints", {}), dict) for entry in lessons.values())
+
+
 def _set_aside(path: Path, why: str) -> dict:
-    aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    aside, k = path.with_name(f"{path.name}.damaged-{stamp}"), 1
+    while aside.exists():  # damaged twice in one second: keep both
+        aside, k = path.with_name(f"{path.name}.damaged-{stamp}-{k}"), k + 1
     try:
         os.replace(path, aside)
         where = f"moved it to {aside}"

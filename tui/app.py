@@ -53,7 +53,8 @@ class AppResult:
 
 class GradlabApp(App[AppResult]):
     """The gradlab terminal app: ``GradlabApp()`` opens the home screen,
-    ``GradlabApp(script="train.py", script_args=[...])`` the debugger on a script."""
+    ``GradlabApp(script="train.py", script_args=[...])`` the debugger on a script,
+    ``GradlabApp(lesson=3)`` lesson 3 beside the debugger on the student's file."""
 
     TITLE = "gradlab"
     SUB_TITLE = "a deep-learning engine you can watch think"
@@ -69,7 +70,7 @@ class GradlabApp(App[AppResult]):
     def __init__(self, *, script: str | os.PathLike | None = None,
                  script_args: Sequence[str] = (), static: bool | None = None,
                  session_factory: Callable[[], object] | None = None,
-                 pause_at_start: bool = True) -> None:
+                 pause_at_start: bool = True, lesson: int | str | None = None) -> None:
         if not CSS_FILE.is_file():
             raise FileNotFoundError(
                 f"gradlab's app styles are missing: {CSS_FILE}. They ship in assets/tui/ and "
@@ -81,6 +82,7 @@ class GradlabApp(App[AppResult]):
         self.static = bool(os.environ.get(STATIC_ENV)) if static is None else static
         self.session_factory = session_factory
         self.pause_at_start = pause_at_start
+        self.lesson = lesson
         self.theme = "textual-dark"
 
     # --- screens ---------------------------------------------------------------------------
@@ -92,6 +94,8 @@ class GradlabApp(App[AppResult]):
     def on_mount(self) -> None:
         if self.script is not None:
             self.open_debugger(self.script, self.script_args)
+        elif self.lesson is not None:
+            self.open_lesson(self.lesson)
 
     def open_debugger(self, script: str, args: Sequence[str] = (), *,
                       title: str | None = None) -> None:
@@ -105,12 +109,34 @@ class GradlabApp(App[AppResult]):
     def open_demo(self) -> None:
         self.open_debugger(demo_script(), DEMO_ARGS, title="demo: two moons MLP")
 
+    def open_lessons(self) -> None:
+        """The list of lessons with the student's progress."""
+        from .screens.lessons import LessonListScreen
+
+        self.push_screen(LessonListScreen())
+
+    def open_lesson(self, number: int | str) -> None:
+        """Lesson ``number`` beside the debugger on the student's working copy."""
+        from lessons.catalog import LessonError, get_lesson
+        from lessons.workspace import ensure_working_copy
+
+        from .screens.lesson import LessonScreen
+
+        try:
+            lesson = get_lesson(number)
+            path = ensure_working_copy(lesson)
+        except (LessonError, OSError) as error:
+            self.notify(str(error), title="Lesson", severity="error")
+            return
+        self.push_screen(LessonScreen(lesson, path, session_factory=self.session_factory,
+                                      pause_at_start=self.pause_at_start))
+
     # --- actions ---------------------------------------------------------------------------
     def action_help(self) -> None:
         from .screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(getattr(self.screen, "help_extra", "")))
 
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"

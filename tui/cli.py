@@ -3,6 +3,10 @@
     gradlab                      the app: a home screen with the demo, the lessons and
                                  a script to open in the debugger
     gradlab run SCRIPT [args]    the debugger on SCRIPT (run as ``python SCRIPT args``)
+    gradlab lesson [N]           the lessons with your progress; N opens lesson N
+                                 beside the debugger on your working copy
+    gradlab check N [--file PATH] [--watch]
+                                 run lesson N's checks (lessons/cli.py)
     gradlab serve [--port 8000] [-- run SCRIPT args]
                                  serve the app to web browsers (a classroom): each
                                  visitor gets their own copy of the app
@@ -22,6 +26,7 @@ import sys
 
 from gradlab.cli import COMMANDS as ENGINE_COMMANDS
 from gradlab.cli import Command, build_parser, run_command
+from lessons.cli import check_arguments, lesson_arguments
 
 __all__ = ["main", "COMMANDS"]
 
@@ -92,6 +97,25 @@ def _run_run(args: argparse.Namespace) -> int:
     return _open_app(args.script, args.script_args, pause=args.pause)
 
 
+def _open_lesson(lesson, path) -> int:
+    from .app import GradlabApp
+
+    GradlabApp(lesson=lesson.number).run()
+    return 0
+
+
+def _run_lesson(args: argparse.Namespace) -> int:
+    from lessons.cli import run_lesson
+
+    return run_lesson(args, open_app=_open_lesson)
+
+
+def _run_check(args: argparse.Namespace) -> int:
+    from lessons.cli import run_check
+
+    return run_check(args)
+
+
 def _serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="localhost",
                         help="address to listen on (default localhost; 0.0.0.0 for a "
@@ -116,6 +140,16 @@ COMMANDS = [
             description="Run SCRIPT (with its arguments) under the debugger: the graph, "
             "tensors, memory and optimizer state as it trains; step op by op. Starts paused "
             "before the first op: press c to continue, n/b/o/i/e to step, ? for help."),
+    Command("lesson", "the lessons: list them, or open lesson N in the app",
+            lesson_arguments, _run_lesson,
+            description="With no number: the lessons and your progress. With a number: the "
+            "lesson's text beside the debugger running your working copy of it (made from "
+            "the starter the first time, in ~/gradlab-lessons or $GRADLAB_LESSONS_DIR). In the "
+            "app, k checks, h gives a hint, r reruns your file, R resets it."),
+    Command("check", "run a lesson's checks on your file", check_arguments, _run_check,
+            description="Run lesson N's checks on your working copy (or --file PATH) and print "
+            "each task with what was expected and what your code gave. Exits 0 only when "
+            "every task passes. --watch checks again on every save."),
     Command("serve", "serve the app to web browsers (for a classroom)", _serve_arguments,
             _run_serve, description="Serve the gradlab app over HTTP with textual-serve: "
             "every browser that opens the page gets its own copy. Example: gradlab serve "

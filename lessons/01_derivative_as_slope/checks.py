@@ -2,7 +2,7 @@
 
 import math
 
-from lessons.expect import check, expect, expect_close
+from lessons.expect import CheckFailed, check, expect, expect_close
 
 
 def _cubic(rng):
@@ -43,7 +43,13 @@ def autograd_slope(student, rng):
     got = student.autograd_slope(f, x)
     expect(isinstance(got, float), "autograd_slope returns a Python float", "a float",
            f"a {type(got).__name__}", "call .item() on the gradient")
-    expect_close(got, df(x), f"gradlab's slope of {text} at x = {x:.4f}", rtol=1e-12, atol=1e-12)
+    what = f"gradlab's slope of {text} at x = {x:.4f}"
+    error, scale = abs(got - df(x)), max(1.0, abs(df(x)))
+    if 1e-9 * scale < error < 1e-4 * scale:
+        raise CheckFailed(what, f"{df(x):.12g}", f"{got:.12g}",
+                          "right to about 7 digits only: that is float32 rounding. Make the "
+                          "tensor with dtype=gradlab.float64")
+    expect_close(got, df(x), what, rtol=1e-12, atol=1e-12)
 
 
 @check("tangent_line")

@@ -28,6 +28,7 @@ def tangent_line(f, x0):
 
 if __name__ == "__main__":
     x = gradlab.tensor(1.5, dtype=gradlab.float64, requires_grad=True)
+    x.name = "x"  # the name the graph panel shows
     y = f(x)
     y.backward()
     print(f"f(1.5) = {y.item():.4f}, slope from gradlab = {x.grad.item():.4f}")

@@ -21,7 +21,8 @@ from gradlab.debug import Session  # noqa: E402
 from tui.app import DEMO_ARGS, AppResult, GradlabApp, demo_script  # noqa: E402
 from tui.screens.debugger import DebuggerScreen  # noqa: E402
 from tui.screens.help import HelpScreen  # noqa: E402
-from tui.screens.home import LESSONS_LATER, HomeScreen  # noqa: E402
+from tui.screens.home import HomeScreen  # noqa: E402
+from tui.screens.lessons import LessonListScreen  # noqa: E402
 from tui.screens.quit import QuitScreen  # noqa: E402
 from tui.screens.traceback import TracebackScreen  # noqa: E402
 
@@ -157,12 +158,16 @@ async def test_home_starts_the_demo_with_one_keypress(runs):
 
 
 @synchronously
-async def test_home_lessons_and_open_a_script(tmp_path, runs):
+async def test_home_lessons_and_open_a_script(tmp_path, runs, monkeypatch):
+    monkeypatch.setenv("GRADLAB_LESSONS_DIR", str(tmp_path / "work"))
+    monkeypatch.setenv("GRADLAB_DATA_DIR", str(tmp_path / "data"))
     script = write(tmp_path, "tiny", TINY)
     app = GradlabApp(session_factory=runs)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("l")
-        assert [n.message for n in app._notifications] == [LESSONS_LATER]
+        assert isinstance(app.screen, LessonListScreen)
+        await pilot.press("escape")
+        assert isinstance(app.screen, HomeScreen)
         await pilot.press("o")
         assert app.focused.id == "script-path"
         await pilot.press(*"nope.py", "enter")  # a path that is not there: stays home

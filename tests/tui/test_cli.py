@@ -23,7 +23,8 @@ def app_runs(monkeypatch) -> list[dict]:
 
     def run(app):
         opened.append({"script": app.script, "args": app.script_args,
-                       "pause": app.pause_at_start})
+                       "pause": app.pause_at_start, **({"lesson": app.lesson} if app.lesson
+                                                       else {})})
         return AppResult()
 
     monkeypatch.setattr(GradlabApp, "run", run)
@@ -99,6 +100,37 @@ def test_a_script_let_run_on_is_waited_for_and_its_output_printed():
 
 
 
+@pytest.fixture
+def student(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADLAB_LESSONS_DIR", str(tmp_path / "work"))
+    monkeypatch.setenv("GRADLAB_DATA_DIR", str(tmp_path / "data"))
+    return tmp_path
+
+
+def test_lesson_lists_or_opens_the_app_on_a_lesson(app_runs, student, capsys):
+    assert cli.main(["lesson"]) == 0
+    listing = capsys.readouterr().out
+    assert "A derivative is a slope" in listing and "0 of" in listing
+    assert app_runs == []  # the list is printed, no app
+    assert cli.main(["lesson", "1"]) == 0
+    assert app_runs == [{"script": None, "args": (), "pause": True, "lesson": 1}]
+    assert (student / "work" / "01_derivative_as_slope.py").is_file()  # made for the app
+    assert cli.main(["lesson", "99"]) == 2
+    assert "there is no lesson '99'" in capsys.readouterr().err
+
+
+def test_check_exits_0_only_when_every_task_passes(student, capsys):
+    from lessons.catalog import get_lesson
+
+    assert cli.main(["check", "1"]) == 1  # the untouched starter
+    assert "not yet" in capsys.readouterr().out
+    mine = student / "mine.py"
+    mine.write_text(get_lesson(1).solution.read_text())
+    assert cli.main(["check", "1", "--file", str(mine), "--seed", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "all tasks pass" in out and "(seed 4)" in out
+
+
 def test_the_gradlab_command_does_not_import_textual_until_the_app_opens():
     # `gradlab demo`/`render` go through tui.cli too: they must start as fast.
     import subprocess
@@ -110,4 +142,5 @@ def test_the_gradlab_command_does_not_import_textual_until_the_app_opens():
 
 
 def test_the_app_commands_come_first_then_the_engines():
-    assert [c.name for c in cli.COMMANDS] == ["run", "serve", "demo", "render"]
+    assert [c.name for c in cli.COMMANDS] == ["run", "lesson", "check", "serve", "demo",
+                                              "render"]

@@ -55,3 +55,17 @@ def test_debugger_wide_paused_mid_backward(snap_compare, runs, tmp_path):  # noq
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(150, 45), run_before=four_backward_nodes)
+
+
+def test_lesson_screen(snap_compare, runs, tmp_path, monkeypatch):  # noqa: F811
+    """Lesson 1 at 120 columns: the text beside the debugger on the student's new file."""
+    monkeypatch.setenv("HOME", str(tmp_path))  # the title shows ~/gradlab-lessons/...
+    monkeypatch.setenv("GRADLAB_LESSONS_DIR", str(tmp_path / "gradlab-lessons"))
+    monkeypatch.setenv("GRADLAB_DATA_DIR", str(tmp_path / "data"))
+    app = GradlabApp(lesson=1, static=True, session_factory=runs)
+
+    async def paused(pilot) -> None:
+        await paused_after(pilot, pilot.app.screen, None, "the pause at the start")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(120, 36), run_before=paused)

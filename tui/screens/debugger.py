@@ -83,6 +83,7 @@ class DebuggerScreen(Screen):
         Binding("g", "save_image", "image"),
         Binding("left_square_bracket", "history(-1)", "back", key_display="[", show=False),
         Binding("right_square_bracket", "history(1)", "fwd", key_display="]", show=False),
+        Binding("r", "restart", "rerun", show=False, tooltip="run the script again from the top"),
         Binding("q", "quit_debugger", "quit"),
         Binding("t", "app.toggle_theme", "theme", show=False),  # off the 80-column footer
         Binding("escape", "follow", "follow the run", show=False),
@@ -111,14 +112,25 @@ class DebuggerScreen(Screen):
 
     # --- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        static = getattr(self.app, "static", False)  # nothing on screen that varies by run
         yield Static("starting ...", id="status")
+        yield from self.compose_toolbar()
+        yield from self.compose_body()
+        yield Footer(compact=True)
+
+    def compose_toolbar(self) -> ComposeResult:
         with Horizontal(id="toolbar"):
-            yield Button("▶ continue", id="btn-resume", compact=True, tooltip="c")
-            yield Button("‖ pause", id="btn-pause", compact=True, tooltip="p")
-            for key, kind, _, label in STEP_KEYS:
-                yield Button(f"{label} {key}", id=f"btn-{kind}", compact=True,
-                             tooltip=f"{key}: run to the next {kind}")
+            yield from self.toolbar_buttons()
+
+    def toolbar_buttons(self) -> ComposeResult:
+        yield Button("▶ continue", id="btn-resume", compact=True, tooltip="c")
+        yield Button("‖ pause", id="btn-pause", compact=True, tooltip="p")
+        for key, kind, _, label in STEP_KEYS:
+            yield Button(f"{label} {key}", id=f"btn-{kind}", compact=True,
+                         tooltip=f"{key}: run to the next {kind}")
+
+    def compose_body(self) -> ComposeResult:
+        """The graph and the panels (the lesson screen puts its text beside them)."""
+        static = getattr(self.app, "static", False)  # nothing on screen that varies by run
         with Horizontal(id="main"):
             yield GraphView(id="graph")
             with Vertical(id="side"):
@@ -134,7 +146,6 @@ class DebuggerScreen(Screen):
                         yield TrainingPanel(id="training", show_rate=not static)
                     with TabPane("Log", id="tab-log"):
                         yield LogPanel(id="log")
-        yield Footer(compact=True)
 
     @property
     def wide(self) -> bool:
@@ -149,7 +160,7 @@ class DebuggerScreen(Screen):
             tabs.hide_tab("tab-inspector")
             if tabs.active in ("", "tab-inspector"):
                 tabs.active = "tab-memory"
-        else:
+        elif self.shows_panel("inspector"):
             tabs.show_tab("tab-inspector")
         # At 80 columns the step keys need the footer's whole width (ctrl+p is in the help).
         self.query_one(Footer).show_command_palette = self.size.width >= 100
@@ -158,22 +169,47 @@ class DebuggerScreen(Screen):
             self._show_status(self.status_text())
         self._draw_panels()
 
+    def shows_panel(self, panel: str) -> bool:
+        """Whether ``panel`` is on this screen (the lesson screen shows a lesson's few)."""
+        return True
+
     # --- the session -----------------------------------------------------------------------
     def on_mount(self) -> None:
         self.query_one("#graph").focus()
+        self.start_session()
+        self.set_interval(POLL_INTERVAL, self.poll)
+        self.poll()
+        if not getattr(self.app, "static", False):
+            self.welcome()
+
+    def welcome(self) -> None:
+        """The first words on the screen: what to press."""
+        if self.pause_at_start:
+            self.notify("Paused before the first op. c runs, n b o i e step (op, backward, "
+                        "update, iteration, epoch), ? shows every key.", title=self.title,
+                        timeout=8)
+
+    def start_session(self) -> None:
+        """Run the script under a fresh session (one session runs one script)."""
         self.session = self.session_factory()
         self.session.attach()
+        self._detached = False
         try:
             self.session.run_script(self.script, self.args, pause_at_start=self.pause_at_start)
         except (OSError, ValueError) as error:
             self._error_shown = True
             self.app.push_screen(TracebackScreen(self.title, f"{type(error).__name__}: {error}"))
-        self.set_interval(POLL_INTERVAL, self.poll)
+
+    def restart(self) -> None:
+        """Stop the run and start the script again from the top (after an edit)."""
+        if self.session is not None and not self._detached:
+            self._detached = True
+            self.session.detach("stop")
+        self.snapshot, self.selected, self.viewing, self._version = None, None, None, None
+        self._error_shown = self._ended_said = False
+        self.query_one("#graph", GraphView).select(None)
+        self.start_session()
         self.poll()
-        if self.pause_at_start and not getattr(self.app, "static", False):
-            self.notify("Paused before the first op. c runs, n b o i e step (op, backward, "
-                        "update, iteration, epoch), ? shows every key.", title=self.title,
-                        timeout=8)
 
     def on_unmount(self) -> None:
         if self.session is not None and not self._detached:
@@ -325,6 +361,10 @@ class DebuggerScreen(Screen):
             self.viewing = None
             self.session.resume()
 
+    def action_restart(self) -> None:
+        self.notify(f"Running {self.title} again from the top.", timeout=3)
+        self.restart()
+
     def action_pause(self) -> None:
         if self._can_control():
             self.session.pause()
@@ -434,6 +474,8 @@ class DebuggerScreen(Screen):
         yield SystemCommand("Continue (c)", "run until a breakpoint", self.action_resume)
         yield SystemCommand("Pause (p)", "pause at the next op, backward node or update",
                             self.action_pause)
+        yield SystemCommand("Run again (r)", "stop the script and start it again from the top",
+                            self.action_restart)
         yield SystemCommand("Break on the selected op (x)", "pause whenever that op runs",
                             self.action_toggle_breakpoint)
         yield SystemCommand("Break on NaN/Inf (N)", "pause when a value or gradient is not "

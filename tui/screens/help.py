@@ -9,7 +9,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-__all__ = ["HelpScreen", "HELP_TEXT"]
+__all__ = ["HelpScreen", "HELP_TEXT", "key_lines"]
 
 _KEYS = (
     ("n", "step to the next op (forward, or an op outside autograd)"),
@@ -21,6 +21,7 @@ _KEYS = (
     ("x", "break whenever the selected node's op runs (again: remove it)"),
     ("N", "break when a NaN or Inf appears in a value or gradient"),
     ("[ / ]", "back / forward through the recorded iterations (time travel)"),
+    ("r", "run the script again from the top (after you edited it)"),
     ("g", "save the graph as an image: gradlab-graph-<iteration>.svg"),
     ("arrows", "select a node (or click it); the inspector shows it"),
     ("escape", "drop the selection: the inspector follows the run"),
@@ -31,6 +32,11 @@ _KEYS = (
     ("q", "quit: stop the script, or let it run on without the debugger"),
 )
 
+def key_lines(keys) -> list[str]:
+    """One help line per (key, what it does)."""
+    return [f"  [b $accent]{escape(key):<7}[/] {escape(what)}" for key, what in keys]
+
+
 HELP_TEXT = "\n".join([
     "[b]gradlab debugger[/b]",
     "",
@@ -38,7 +44,7 @@ HELP_TEXT = "\n".join([
     "events and draws the graph of the current iteration: blue once an op's forward ran, "
     "green once its backward ran, the current node highlighted.",
     "",
-    *(f"  [b $accent]{escape(key):<7}[/] {escape(what)}" for key, what in _KEYS),
+    *key_lines(_KEYS),
     "",
     "[dim]escape or ? closes this help[/dim]",
 ])
@@ -51,8 +57,14 @@ class HelpScreen(ModalScreen[None]):
         Binding("q", "close", "Close", show=False),
     ]
 
+    def __init__(self, extra: str = "") -> None:
+        super().__init__()
+        self.extra = extra  # a screen's own keys (the lesson screen's), shown first
+
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help"):
+            if self.extra:
+                yield Static(self.extra, id="help-extra")
             yield Static(HELP_TEXT, id="help-text")
 
     def action_close(self) -> None:

@@ -11,9 +11,7 @@ from textual.containers import Center, Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Input, Label, Static
 
-__all__ = ["HomeScreen", "LESSONS_LATER"]
-
-LESSONS_LATER = "The lessons are coming in a later release."
+__all__ = ["HomeScreen"]
 
 _INTRO = (
     "Pause a training run at any op, step through backprop node by node, and watch the "
@@ -40,7 +38,7 @@ class HomeScreen(Screen):
                 yield Button("Start the demo: an MLP learns two moons", id="demo",
                              variant="primary")
             with Center():
-                yield Button("Lessons", id="lessons")
+                yield Button("Lessons: from a derivative to a GPU", id="lessons")
             yield Label("Open a script in the debugger (path, then its arguments):",
                         id="open-label")
             with Horizontal(id="open-row"):
@@ -63,7 +61,7 @@ class HomeScreen(Screen):
         self.app.open_demo()
 
     def action_lessons(self) -> None:
-        self.notify(LESSONS_LATER, title="Lessons")
+        self.app.open_lessons()
 
     def action_open(self) -> None:
         self.query_one("#script-path", Input).focus()
