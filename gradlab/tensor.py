@@ -32,10 +32,26 @@ _BY_NUMPY = {d.np: d for d in _dt.ALL_DTYPES}
 
 
 class Size(tuple):
-    """A shape: a tuple that prints like PyTorch's ``torch.Size``."""
+    """A shape: a tuple that prints like PyTorch's ``torch.Size``; slicing, ``+`` and ``*``
+    give a Size too (``x.shape[1:]``, ``(1,) + x.shape``), an index an int."""
 
     def __repr__(self) -> str:
         return f"gradlab.Size({list(self)})"
+
+    def __getitem__(self, index):
+        item = tuple.__getitem__(self, index)
+        return Size(item) if isinstance(index, slice) else item
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        return Size(other + tuple(self)) if isinstance(other, tuple) else NotImplemented
+
+    def __mul__(self, count):
+        return Size(tuple.__mul__(self, count))
+
+    __rmul__ = __mul__
 
     def numel(self) -> int:
         n = 1

@@ -38,6 +38,39 @@ def test_shape_size_ndim_numel():
     assert t.device == gradlab.device("cpu") and t.device.type == "cpu"
 
 
+SIZE_EXPRESSIONS = {
+    "slice": lambda s: s[1:], "step": lambda s: s[::2], "empty": lambda s: s[5:],
+    "add": lambda s: s + (5,), "radd": lambda s: (5,) + s, "add_size": lambda s: s + s,
+    "mul": lambda s: s * 2, "rmul": lambda s: 2 * s, "index": lambda s: s[-1],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SIZE_EXPRESSIONS))
+def test_size_slices_and_sums_stay_sizes_like_torch(name):
+    """``x.shape[1:]`` is a Size, as in PyTorch: it prints as one and has numel()."""
+    ours = SIZE_EXPRESSIONS[name](gradlab.zeros(2, 3, 4).shape)
+    expected = SIZE_EXPRESSIONS[name]((2, 3, 4))
+    assert ours == expected and type(ours) is (int if name == "index" else gradlab.Size)
+    if name != "index":
+        assert repr(ours) == f"gradlab.Size({list(expected)})"
+        assert ours.numel() == int(np.prod(expected)) and hash(ours) == hash(expected)
+    if torch is not None:
+        theirs = SIZE_EXPRESSIONS[name](torch.zeros(2, 3, 4).shape)
+        assert repr(ours).replace("gradlab", "torch") == repr(theirs)
+
+
+def test_size_refuses_what_a_tuple_refuses():
+    s = gradlab.zeros(2, 3).shape
+    with pytest.raises(TypeError, match="can only concatenate tuple"):
+        s + [1]
+    with pytest.raises(TypeError, match="can only concatenate list"):
+        [1] + s
+    with pytest.raises(TypeError, match="integer"):
+        s * 1.5
+    copied = pickle.loads(pickle.dumps(s[1:]))
+    assert copied == (3,) and type(copied) is gradlab.Size
+
+
 def test_size_of_a_missing_dim_names_the_range():
     with pytest.raises(IndexError, match=r"size: dimension 3 .* 3 dimension.*\[-3, 2\]"):
         gradlab.zeros(2, 3, 4).size(3)

@@ -12,6 +12,7 @@ they are differentiable themselves (``create_graph=True``).
 from __future__ import annotations
 
 import math
+from numbers import Number
 
 import numpy as np
 
@@ -23,7 +24,8 @@ from .selection import where
 from .unary import _StepFunction, floor, log, trunc
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
-           "negative", "pow", "reciprocal", "square", "remainder", "floor_divide"]
+           "negative", "pow", "reciprocal", "square", "remainder", "floor_divide", "addcmul",
+           "addcdiv", "lerp"]
 TENSOR_METHODS = list(__all__)
 
 
@@ -286,3 +288,150 @@ class Remainder(Function):
 
 def remainder(input, other) -> Tensor:
     return binary_op(Remainder, input, other)
+
+
+# --- fused ops: several steps, one node (the optimizers' update rules use them) ---------------
+
+class Addcmul(Function):
+    """input + value · t1 · t2.   d/dinput = 1, d/dt1 = value · t2, d/dt2 = value · t1."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, t1, t2, value):
+        ctx.save_for_backward(t1, t2)
+        ctx.value = value
+        out = a + value * (t1 * t2)
+        return out.astype(a.dtype, copy=False)  # ml_dtypes: bf16 * 0.5 is f32
+
+    @staticmethod
+    def backward(ctx, grad):
+        t1, t2 = ctx.saved_tensors
+        sa, s1, s2, _ = ctx.input_shapes
+        scaled = grad * ctx.value
+        return (unbroadcast(grad, sa),
+                None if s1 is None else unbroadcast(scaled * t2, s1),
+                None if s2 is None else unbroadcast(scaled * t1, s2), None)
+
+
+class Addcdiv(Function):
+    """input + value · t1 / t2.   d/dinput = 1, d/dt1 = value / t2,
+    d/dt2 = -value · t1 / t2² = -(d/dt1) · t1 / t2."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, t1, t2, value):
+        ctx.save_for_backward(t1, t2)
+        ctx.value = value
+        out = a + value * (t1 / t2)
+        return out.astype(a.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        t1, t2 = ctx.saved_tensors
+        sa, s1, s2, _ = ctx.input_shapes
+        grad_t1 = grad * ctx.value / t2
+        return (unbroadcast(grad, sa),
+                None if s1 is None else unbroadcast(grad_t1, s1),
+                None if s2 is None else unbroadcast(-grad_t1 * t1 / t2, s2), None)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1) -> Tensor:
+    """``input + value * tensor1 * tensor2``, broadcasting, as one op (Adam's second moment:
+    ``v.mul_(beta2).addcmul_(g, g, value=1 - beta2)``)."""
+    return Addcmul.apply(*_addc_operands("addcmul", input, tensor1, tensor2, value))
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1) -> Tensor:
+    """``input + value * tensor1 / tensor2``, broadcasting, as one op (Adam's step:
+    ``p.addcdiv_(m, v.sqrt() + eps, value=-lr)``)."""
+    return Addcdiv.apply(*_addc_operands("addcdiv", input, tensor1, tensor2, value))
+
+
+def _addc_operands(op: str, input, tensor1, tensor2, value):
+    """The three tensors cast to their common dtype (PyTorch's promotion), and ``value`` as
+    a number of that dtype."""
+    for name, t in (("input", input), ("tensor1", tensor1), ("tensor2", tensor2)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}. "
+                            f"Fix: gradlab.tensor(...); a number goes in value=")
+    value = _scalar_argument(op, "value", value)
+    if op.startswith("addcdiv") and not (tensor1.dtype.is_floating_point or
+                                         tensor2.dtype.is_floating_point):
+        raise RuntimeError(
+            f"{op}: tensor1 ({tensor1.dtype}) and tensor2 ({tensor2.dtype}) are both integers; "
+            "integer division is not supported here (PyTorch removed it). Fix: .float() one "
+            "of them for true division, or input + value * (tensor1 // tensor2)")
+    dtype = _dt.result_type(input, tensor1, tensor2)
+    if not dtype.is_floating_point and isinstance(value, float):
+        raise RuntimeError(
+            f"{op}: for integer tensors ({dtype}) value must be an integer, got {value}. "
+            "Fix: convert the tensors with .float() first")
+    return (*(t if t.dtype is dtype else t.to(dtype) for t in (input, tensor1, tensor2)), value)
+
+
+def _scalar_argument(op: str, name: str, value):
+    """A Python number from a number, NumPy scalar or one-element tensor."""
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise RuntimeError(f"{op}: {name} must be a number or a one-element tensor, got "
+                               f"shape {tuple(value.shape)}")
+        return value.item()
+    if isinstance(value, np.generic):
+        return value.item()
+    if not isinstance(value, Number):
+        raise TypeError(f"{op}: {name} must be a number, got {type(value).__name__}")
+    return value
+
+
+class Lerp(Function):
+    """input + weight · (end - input): the line from input (weight 0) to end (weight 1).
+    d/dinput = 1 - weight, d/dend = weight, d/dweight = end - input."""
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, end, weight):
+        ctx.save_for_backward(a, end, weight)
+        diff = end - a
+        # Measured from the nearer end, so weight 1 gives exactly end (as PyTorch does).
+        if isinstance(weight, float):
+            out = a + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
+        else:
+            xp = xp_for(a)
+            out = xp.where(xp.abs(weight) < 0.5, a + weight * diff, end - diff * (1 - weight))
+        return out.astype(a.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, end, weight = ctx.saved_tensors
+        sa, se, sw = ctx.input_shapes
+        return (None if sa is None else unbroadcast(grad * (1 - weight), sa),
+                None if se is None else unbroadcast(grad * weight, se),
+                None if sw is None else unbroadcast(grad * (end - a), sw))
+
+
+def lerp(input, end, weight) -> Tensor:
+    """Linear interpolation ``input + weight * (end - input)``, broadcasting; ``weight`` is a
+    number or a tensor (an exponential moving average is ``avg.lerp_(x, 1 - decay)``)."""
+    return Lerp.apply(*_lerp_operands("lerp", input, end, weight))
+
+
+def _lerp_operands(op: str, input, end, weight):
+    """PyTorch's lerp doesn't promote: end and a weight tensor must have input's float dtype."""
+    for name, t in (("input", input), ("end", end)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}. "
+                            "Fix: gradlab.full_like(input, value) makes a tensor of a number")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: interpolates floating point values, got a {input.dtype} "
+                           f"input of shape {tuple(input.shape)}. Fix: input.float()")
+    if not isinstance(weight, Tensor):
+        weight = float(_scalar_argument(op, "weight", weight))
+    for name, t in (("end", end), ("weight", weight)):
+        if isinstance(t, Tensor) and t.dtype is not input.dtype:
+            raise RuntimeError(
+                f"{op}: expected dtype {input.dtype} for {name} (input's dtype) but got "
+                f"{t.dtype}; lerp doesn't mix dtypes. Fix: {name}.to(input.dtype)")
+    return input, end, weight

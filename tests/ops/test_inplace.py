@@ -235,3 +235,109 @@ def test_update_without_history_still_refuses_a_wrong_shape():
         t.add_(gradlab.ones(2, 3))
     with gradlab.no_grad(), pytest.raises(RuntimeError, match=r"add.*\(3,\) and \(4,\)"):
         t.add_(gradlab.ones(4))
+
+
+# --- addcmul_, addcdiv_, lerp_: the optimizers' in-place updates -------------------------------
+
+# Each changes a non-leaf copy (x * 1); operands broadcast to the tensor's shape.
+FUSED = [
+    OpCase("addcmul_", lambda lib, x, a, b: (x * 1).addcmul_(a, b, value=0.5),
+           ((3, 4), (3, 4), (4,)), numpy=lambda np, x, a, b: x + 0.5 * a * b,
+           variants=(((), (), ()), ((0, 3), (3,), (1, 3)))),
+    OpCase("addcdiv_", lambda lib, x, a, b: (x * 1).addcdiv_(a, b, value=-3),
+           ((3, 4), (3, 1), (3, 4)), numpy=lambda np, x, a, b: x - 3 * a / b,
+           domain=[(-2.0, 2.0), (-2.0, 2.0), (0.5, 2.0)]),
+    OpCase("lerp_", lambda lib, x, e: (x * 1).lerp_(e, 0.75), ((3, 4), (4,)),
+           numpy=lambda np, x, e: x + 0.75 * (e - x), variants=(((), ()),)),
+    OpCase("lerp_tensor_weight", lambda lib, x, e, w: (x * 1).lerp_(e, w),
+           ((3, 4), (3, 4), (3, 1)), numpy=lambda np, x, e, w: x + w * (e - x),
+           domain=[(-2.0, 2.0), (-2.0, 2.0), (-0.5, 1.5)]),
+    OpCase("lerp_through_a_view", lambda lib, x, e: _lerp_of_a_view(x, e), ((3, 4), (4,)),
+           numpy=lambda np, x, e: np.concatenate([x[:1], x[1:] + 0.25 * (e - x[1:])])),
+]
+
+
+def _lerp_of_a_view(x, end):
+    y = x * 1
+    y[1:].lerp_(end, 0.25)  # changes y through the view y[1:]
+    return y
+
+
+globals().update(standard_op_tests(FUSED, prefix="fused_"))
+
+
+@pytest.mark.parametrize("op, args", [
+    ("addcmul_", lambda: (gradlab.full((3,), 2.0), gradlab.full((3,), 3.0))),
+    ("addcdiv_", lambda: (gradlab.full((3,), 2.0), gradlab.full((3,), 4.0))),
+    ("lerp_", lambda: (gradlab.full((3,), 5.0), 0.5)),
+])
+def test_fused_updates_change_the_tensor_itself(op, args):
+    x = gradlab.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=rf"{op}: a leaf tensor that requires grad .*no_grad"):
+        getattr(x, op)(*args())
+    assert x._version == 0 and x.tolist() == [1.0, 1.0, 1.0]
+    memory = x._data
+    with gradlab.no_grad():
+        out = getattr(x, op)(*args())
+    expected = {"addcmul_": 7.0, "addcdiv_": 1.5, "lerp_": 3.0}[op]
+    assert out is x and x._data is memory and x._version == 1 and x.is_leaf
+    assert x.tolist() == [expected] * 3
+    assert getattr(gradlab, op) is getattr(gradlab.Tensor, op)
+    y = x * 1
+    getattr(y, op)(*args())
+    assert y.grad_fn.op == op and y._version == 1
+
+
+def _adam_steps(lib, steps=3, lr=0.1, betas=(0.9, 0.999), eps=1e-8):
+    """The Adam update as PyTorch's own optimizer writes it, with addcmul_ and addcdiv_."""
+    p = lib.tensor([1.0, -2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    m, v = lib.zeros_like(p), lib.zeros_like(p)
+    for t in range(1, steps + 1):
+        p.grad = None
+        (p ** 3).sum().backward()
+        with lib.no_grad():
+            m.lerp_(p.grad, 1 - betas[0])
+            v.mul_(betas[1]).addcmul_(p.grad, p.grad, value=1 - betas[1])
+            denom = (v / (1 - betas[1] ** t)).sqrt().add_(eps)
+            p.addcdiv_(m, denom, value=-lr / (1 - betas[0] ** t))
+    return p.detach().numpy().copy(), m.numpy().copy(), v.numpy().copy()
+
+
+@needs_torch
+def test_adam_written_with_fused_updates_matches_torch():
+    ours, theirs = _adam_steps(gradlab), _adam_steps(torch)
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o, t, rtol=1e-12)
+    optimizer_p = torch.tensor([1.0, -2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    optimizer = torch.optim.Adam([optimizer_p], lr=0.1)
+    for _ in range(3):
+        optimizer.zero_grad()
+        (optimizer_p ** 3).sum().backward()
+        optimizer.step()
+    np.testing.assert_allclose(ours[0], optimizer_p.detach().numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: gradlab.zeros(3).addcmul_(gradlab.ones(2, 3), gradlab.ones(3)),
+     r"addcmul_: the result has shape \(2, 3\) but the tensor has shape \(3,\)"),
+    (lambda: gradlab.tensor([1, 2]).addcmul_(gradlab.ones(2), gradlab.ones(2)),
+     r"addcmul_: the result type gradlab.float32 can't be cast to the tensor's dtype "
+     r"gradlab.int64"),
+    (lambda: gradlab.tensor([1, 2]).addcdiv_(gradlab.tensor([1, 2]), gradlab.tensor([3, 4])),
+     r"addcdiv_: tensor1 \(gradlab.int64\) and tensor2 \(gradlab.int64\) are both integers"),
+    (lambda: gradlab.tensor([1, 2]).addcdiv_(gradlab.ones(2), gradlab.ones(2)),
+     r"addcdiv_: the result type gradlab.float32 can't be cast"),
+    (lambda: gradlab.ones(2).lerp_(gradlab.ones(2, dtype=gradlab.float64), 0.5),
+     r"lerp_: expected dtype gradlab.float32 for end"),
+    (lambda: gradlab.ones(2).lerp_(gradlab.ones(3, 2), 0.5),
+     r"lerp_: the result has shape \(3, 2\) but the tensor has shape \(2,\)"),
+])
+def test_fused_update_errors_teach(call, match):
+    with pytest.raises(RuntimeError, match=match):
+        call()
+
+
+def test_integer_addcmul_in_place_stays_integer():
+    x = gradlab.tensor([1, 2])
+    x.addcmul_(gradlab.tensor([3, 4]), gradlab.tensor([5, 6]), value=2)
+    assert x.dtype is gradlab.int64 and x.tolist() == [31, 50]

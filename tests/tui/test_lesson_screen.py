@@ -15,7 +15,7 @@ pytest.importorskip("textual")
 from lessons import progress  # noqa: E402
 from lessons.catalog import get_lesson  # noqa: E402
 from lessons.workspace import working_copy  # noqa: E402
-from tests.tui.test_app import paused_after, runs, synchronously, wait_until  # noqa: E402, F401
+from tests.tui.test_app import paused_after, synchronously, wait_until  # noqa: E402
 from tui.app import GradlabApp  # noqa: E402
 from tui.screens.confirm import ConfirmScreen  # noqa: E402
 from tui.screens.home import HomeScreen  # noqa: E402
@@ -128,7 +128,7 @@ async def test_a_save_reruns_the_checks_and_the_file(student, runs):
 async def test_reset_keeps_the_old_file_in_backups(student, runs):
     app = GradlabApp(lesson=1, session_factory=runs)
     async with app.run_test(size=(150, 45)) as pilot:
-        screen = lesson_screen(app)
+        assert lesson_screen(app).watching
         await pilot.press("w")  # no watching: the reset itself restarts the run
         path = working_copy(LESSON)
         path.write_text("# my attempt\n")
