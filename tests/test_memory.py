@@ -136,3 +136,28 @@ def test_all_device_stats_lists_every_device_that_held_a_tensor():
     found = {str(s.device): s for s in gradlab.memory.all_device_stats()}
     assert "cpu" in found
     assert found["cpu"].live == gradlab.memory_allocated("cpu") >= x.nbytes
+
+
+def test_private_arrays_saved_for_backward_count_as_activation():
+    """conv2d keeps its im2col columns and dropout its mask: neither is an input or an
+    output, and both must show in the activation figure until backward frees them."""
+    import gradlab.nn.functional as F
+
+    gc.collect()
+    x = gradlab.randn(16, 1, 12, 12)
+    w = gradlab.randn(4, 1, 3, 3, requires_grad=True)
+    before = gradlab.memory.memory_stats()["activation_bytes"]
+    y = F.conv2d(x, w)
+    columns = 16 * 10 * 10 * 9 * 4  # one row of 9 float32 values per output pixel
+    held = gradlab.memory.memory_stats()["activation_bytes"] - before
+    assert held == x.nbytes + w.nbytes + columns  # the inputs it saved, and the columns
+    y.sum().backward()
+    assert gradlab.memory.memory_stats()["activation_bytes"] == before
+
+    h = gradlab.randn(1000, requires_grad=True)
+    before = gradlab.memory.memory_stats()["activation_bytes"]
+    out = F.dropout(h, 0.5)
+    assert gradlab.memory.memory_stats()["activation_bytes"] - before >= 1000  # the mask
+    del out
+    gc.collect()
+    assert gradlab.memory.memory_stats()["activation_bytes"] == before

@@ -366,7 +366,26 @@ def _resolve_saved(item, args, outputs):
         return SavedTensor(None, item, None, None)  # a number: unpacks as itself
     if isinstance(item, Tensor):
         return SavedTensor(item, None, item._storage, None)
-    return SavedTensor(None, item, None, None)
+    return SavedTensor(None, item, _private_storage(item, args, outputs), None)
+
+
+def _private_storage(array, args, outputs):
+    """A Storage that counts a private saved array (a mask, im2col's columns, softmax's
+    exponentials) as an activation while backward may need it: without one, the memory
+    figures would miss what such ops keep alive. None for what is already counted: a
+    view of an input or output, or something that is not an array."""
+    nbytes = getattr(array, "nbytes", None)
+    if not nbytes or not hasattr(array, "shape"):
+        return None
+    base = array.base
+    if base is not None:
+        for t in (*args, *outputs):
+            if isinstance(t, Tensor) and (base is t._data or base is t._data.base):
+                return None
+    device = next((t._device for t in (*outputs, *args) if isinstance(t, Tensor)), None)
+    if device is None:
+        return None
+    return Storage(nbytes, device)
 
 
 def _emit_forward(fn, node, args, outputs, duration):
