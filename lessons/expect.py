@@ -108,6 +108,7 @@ def show(value: Any) -> str:
         number = array.item()
         return f"{number:.6g}" if isinstance(number, float) else repr(number)
     text = np.array2string(array, precision=4, threshold=24, edgeitems=3, suppress_small=True)
+    text = " ".join(text.split())  # one line: rows stay readable by their brackets
     return f"{text} (shape {tuple(array.shape)})" if array.size > 6 else text
 
 
