@@ -5,7 +5,16 @@ op, backward step and allocation published on :mod:`gradlab.events`.
 """
 
 from . import autograd, events, random
-from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import (
+    enable_grad,
+    inference_mode,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    is_grad_enabled,
+    no_grad,
+    set_anomaly_enabled,
+    set_grad_enabled,
+)
 from .backends import device
 from .dtypes import (
     bfloat16,
@@ -44,7 +53,7 @@ int = int32  # noqa: A001
 
 # The subpackages built on the tensor, importable as gradlab.nn etc. after `import gradlab`.
 # (linalg is the torch.linalg-style namespace; gradlab.ops exports functions, not its families.)
-from . import accelerator, compiler, cuda, datasets, linalg, nn, optim, testing, utils, viz  # noqa: E402, E501
+from . import accelerator, compiler, cuda, datasets, func, linalg, nn, optim, testing, utils, viz  # noqa: E402, E501
 from ._formatting import set_printoptions  # noqa: E402
 from .backends import cudnn as _cudnn  # noqa: E402, F401 - gradlab.backends.cudnn, as in PyTorch
 from .backends import mps as _mps  # noqa: E402, F401 - gradlab.backends.mps

@@ -79,6 +79,7 @@ class OpCase:
     atol: float = 1e-5
     rtol: float = 1e-4
     grad_inputs: tuple | None = None  # indices of inputs to differentiate (default: float ones)
+    jvp: bool = True  # forward mode: check its tangent rule (False: a reason is in a comment)
     id: str = field(default="")
 
     def __post_init__(self):
@@ -257,12 +258,72 @@ def check_against_torch(case: OpCase, device: str, strided: bool = False,
                                                f"shapes {shapes}")
 
 
+def check_jvp(case: OpCase, device: str) -> None:
+    """Forward mode: the tangent of each output for random input tangents matches a central
+    difference along that direction (float64), and torch.func.jvp where PyTorch is there."""
+    from gradlab.autograd import forward_ad as fwAD
+
+    rng = np.random.default_rng(2)
+    eps = 1e-6
+    for shapes in shape_sets(case):
+        arrays = make_arrays(case, shapes, rng=rng)
+        positions = _grad_positions(case, arrays)
+        if not positions or any(arrays[i].size == 0 for i in positions):
+            continue
+        tangents = {i: rng.standard_normal(arrays[i].shape) for i in positions}
+
+        def run(shift, arrays=arrays, tangents=tangents):
+            moved = [a + shift * tangents[i] if i in tangents else a
+                     for i, a in enumerate(arrays)]
+            return [host(o) for o in as_tuple(case.fn(gradlab, *to_gradlab(moved, device, [])))]
+
+        plus, minus = run(eps), run(-eps)
+        with fwAD.dual_level():
+            inputs = [gradlab.tensor(a, device=device) for a in arrays]
+            for i in positions:
+                inputs[i] = fwAD.make_dual(inputs[i], gradlab.tensor(tangents[i],
+                                                                     device=device))
+            outputs = as_tuple(case.fn(gradlab, *inputs))
+            got = [None if not isinstance(o, gradlab.Tensor) else fwAD.unpack_dual(o).tangent
+                   for o in outputs]
+        for k, (o, t, p, m) in enumerate(zip(outputs, got, plus, minus)):
+            if not isinstance(o, gradlab.Tensor) or not o.dtype.is_floating_point:
+                continue
+            want = (p - m) / (2 * eps)
+            have = np.zeros_like(want) if t is None else host(t)
+            np.testing.assert_allclose(
+                have, want, rtol=1e-4, atol=1e-5,
+                err_msg=f"{case.name}: tangent of output {k} vs a central difference along "
+                        f"the input tangents, shapes {shapes}")
+        if torch is not None:
+            primals = tuple(torch.from_numpy(np.array(a)) for a in arrays)
+
+            def only_diff(*diff, primals=primals, positions=positions):
+                full = list(primals)
+                for i, d in zip(positions, diff):
+                    full[i] = d
+                return as_tuple(case.fn(torch, *full))
+
+            from torch.func import jvp as torch_jvp
+
+            _, theirs = torch_jvp(
+                only_diff, tuple(primals[i] for i in positions),
+                tuple(torch.from_numpy(tangents[i]) for i in positions))
+            for k, (t, o, th) in enumerate(zip(got, outputs, theirs)):
+                if not isinstance(o, gradlab.Tensor) or not o.dtype.is_floating_point:
+                    continue
+                have = np.zeros(tuple(o.shape)) if t is None else host(t)
+                np.testing.assert_allclose(have, host(th), rtol=1e-6, atol=1e-8,
+                                           err_msg=f"{case.name}: tangent of output {k} vs "
+                                                   f"torch.func.jvp, shapes {shapes}")
+
+
 def cases_by_id(cases):
     return pytest.mark.parametrize("case", cases, ids=[c.id for c in cases])
 
 
 def standard_op_tests(cases: list[OpCase], prefix: str = "") -> dict[str, Callable]:
-    """The six standard checks of an OpCase table, as parametrized pytest test functions.
+    """The standard checks of an OpCase table, as parametrized pytest test functions.
 
     The keys are the test names (``test_<prefix><check>``); a test module adds
     them to its namespace, where pytest collects them, with
@@ -281,6 +342,9 @@ def standard_op_tests(cases: list[OpCase], prefix: str = "") -> dict[str, Callab
     def matches_torch(case, device):
         check_against_torch(case, device)
 
+    def jvp_matches_finite_differences(case, device):
+        check_jvp(case, device)
+
     def matches_torch_float32(case, device):
         check_against_torch(case, device, dtype=np.float32)
 
@@ -291,6 +355,7 @@ def standard_op_tests(cases: list[OpCase], prefix: str = "") -> dict[str, Callab
         (forward_matches_numpy, [c for c in cases if c.numpy is not None], False),
         (gradcheck, [c for c in cases if c.grad], False),
         (gradgradcheck, [c for c in cases if c.grad and c.gradgrad], False),
+        (jvp_matches_finite_differences, [c for c in cases if c.grad and c.jvp], False),
         (matches_torch, cases, True),
         (matches_torch_float32, cases, True),
         (matches_torch_non_contiguous, [c for c in cases if c.strided], True),

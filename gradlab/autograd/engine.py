@@ -15,7 +15,8 @@ just a long loop):
    it flows to. At a leaf, ``AccumulateGrad`` adds it into ``leaf.grad``.
 
 This module is also the one place a backward node runs, so it emits the
-``BackwardNode`` event.
+``BackwardNode`` event, and where ``detect_anomaly()`` checks each node's
+gradients (see :mod:`gradlab.autograd.anomaly_mode`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import sys
 from .. import events
 from ..storage import Storage
 from ..tensor import Tensor
+from . import anomaly_mode
+from .anomaly_mode import anomaly
 from .grad_mode import state
 from .node import AccumulateGrad, gradient_edge
 
@@ -144,6 +147,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accu
     ready = [(-n.id, n) for n in root_nodes if dependencies.get(n, 0) == 0]
     heapq.heapify(ready)
 
+    call_node = _call_node_detecting_anomaly if anomaly.enabled else _call_node
     prev_enabled = state.enabled
     state.enabled = create_graph
     if events.listeners or events.light_listeners:
@@ -170,7 +174,7 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accu
                 if leaf is not None:
                     _accumulate(leaf, grads[0], create_graph)
                 continue
-            grads = _call_node(node, grads, retain_graph)
+            grads = call_node(node, grads, retain_graph)
             for edge, g in zip(node.edges, grads):
                 if edge is None:
                     continue
@@ -287,6 +291,24 @@ def _call_node(node, grads, retain_graph):
                                         tuple(ref(g) for g in results), node.module))
     if not retain_graph and node._saved is not None:
         node.release_saved()
+    return results
+
+
+def _call_node_detecting_anomaly(node, grads, retain_graph):
+    """``_call_node`` inside ``detect_anomaly()``: an error raised in the node gets a note
+    saying where its op ran forward, a NaN gradient raises (with ``check_nan``), and
+    nodes recorded meanwhile (``create_graph=True``) remember this node as their origin."""
+    outer = anomaly.running
+    anomaly.running = (node.name(), anomaly_mode.forward_trace_of(node))
+    try:
+        results = _call_node(node, grads, retain_graph)
+    except Exception as error:
+        anomaly_mode.note_forward(error, node)
+        raise
+    finally:
+        anomaly.running = outer
+    if anomaly.check_nan:
+        anomaly_mode.check_nan(node, results)
     return results
 
 

@@ -37,6 +37,8 @@ import numpy as np
 
 from .. import events
 from ..storage import Storage
+from . import forward_ad as _forward_ad
+from .anomaly_mode import anomaly, record_forward_trace
 from .grad_mode import state
 from .node import Node, SavedTensor, _grad_accumulator, _node_ids
 
@@ -74,6 +76,26 @@ class _NoGradContext(_ForwardOnlyContext):
 _NO_GRAD_CTX = _NoGradContext()
 
 
+class _DualContext(_ForwardOnlyContext):
+    """The ``ctx`` of an op on tensors that carry tangents but record no node: it keeps
+    what forward saved and set, for the op's tangent rule (``jvp``)."""
+
+    def __init__(self, args) -> None:
+        self._saved = ()
+        self.needs_input_grad = tuple(isinstance(a, Tensor) for a in args)
+        self.input_shapes = tuple(tuple(a.shape) if isinstance(a, Tensor) else None
+                                  for a in args)
+
+    def save_for_backward(self, *items) -> None:
+        self._saved = items
+
+    @property
+    def saved_tensors(self) -> tuple:
+        return tuple(item if item is None or isinstance(item, Tensor) or
+                     not hasattr(item, "shape") else Tensor._make(item, None, None, 0, False)
+                     for item in self._saved)
+
+
 class _FunctionMeta(type):
     """Gives each Function subclass its op ``name``, PyTorch-style ``node_name``, and the
     class of its nodes.
@@ -103,16 +125,48 @@ class Function(metaclass=_FunctionMeta):
     ``name``  the op name shown in graphs and events (default: class name, lower-cased)
     ``raw``   built-in speed path: forward sees raw arrays, not Tensors
     ``differentiable``  False for ops with no gradient (comparisons): no node is recorded
+    ``tangent_rule``  how forward mode gets a tangent when the op writes no ``jvp``:
+                      ``"elementwise"`` (one input, each output element from the same input
+                      element: the tangent is backward applied to the input's tangent),
+                      ``"linear"`` (linear in its one tensor input: the op applied to the
+                      tangent) or ``"multilinear"`` (linear in each tensor input: the sum over
+                      inputs of the op with that input replaced by its tangent)
     """
 
     name = "function"
     raw = False
     differentiable = True
     returns_input = False  # in-place forms write into and return their first input
+    tangent_rule = None
 
     @staticmethod
     def forward(ctx, *args):
         raise NotImplementedError("a Function must define a static forward(ctx, *args)")
+
+    @classmethod
+    def jvp(cls, ctx, *tangents):
+        """Forward mode: the outputs' tangents from the inputs' (``tangents[i]`` for
+        argument i, None where it has none). ``ctx.primals`` are the arguments and
+        ``ctx.results`` the outputs; see :mod:`gradlab.autograd.forward_ad`."""
+        rule = cls.tangent_rule
+        if rule == "elementwise":
+            (t,) = [t for t in tangents if t is not None]
+            grads = cls.backward(ctx, t)
+            return grads[0] if isinstance(grads, tuple) else grads
+        if rule in ("linear", "multilinear"):
+            total = None
+            for i, t in enumerate(tangents):
+                if t is None:
+                    continue
+                args = list(ctx.primals)
+                args[i] = t
+                term = cls.apply(*args)
+                total = term if total is None else total + term
+            return total
+        raise NotImplementedError(
+            f"forward-mode AD: the op '{cls.name}' has no tangent rule yet, so a dual tensor "
+            f"can't pass through it. Fix: compute this part with reverse mode "
+            f"(backward/gradlab.func.vjp), or give {cls.__name__} a jvp(ctx, *tangents)")
 
     @staticmethod
     def backward(ctx, *grads):
@@ -159,13 +213,18 @@ def _dispatch(fn, args):
                 _raise_mixed_devices(fn, args)
         i += 1
     record = requires_grad and fn.differentiable and state.enabled
+    tangents = None
+    if state.dual is not None and fn.differentiable:  # forward mode: any tangents coming in?
+        tangents = _forward_ad.tangents_of(args)
     if record:
         ctx = _record_node(fn, args)
+    elif tangents is not None:
+        ctx = _DualContext(args)
     else:
         ctx = _NO_GRAD_CTX if raw else _ForwardOnlyContext()
 
     # 2. Compute.
-    listening = _listeners
+    listening = _listeners and not state.in_tangent_rule
     start = time.perf_counter() if listening else 0.0
     if raw:
         try:
@@ -176,13 +235,13 @@ def _dispatch(fn, args):
                 result = fn.forward(ctx, *fargs)
         except ValueError as error:  # NumPy's shape complaints, said in the op's terms
             raise _explain_shape_error(fn, args, error) from error
-    else:  # custom Functions see tensors, with recording off, as in PyTorch
-        prev = state.enabled
-        state.enabled = False
+    else:  # custom Functions see tensors, with recording (and forward mode) off, as in PyTorch
+        prev, level = state.enabled, state.dual
+        state.enabled, state.dual = False, None
         try:
             result = fn.forward(ctx, *fargs)
         finally:
-            state.enabled = prev
+            state.enabled, state.dual = prev, level
     duration = time.perf_counter() - start if listening else 0.0
 
     # 3. Wrap the results as tensors; 4. connect the node to its inputs.
@@ -200,6 +259,8 @@ def _dispatch(fn, args):
             ctx.output_meta = ((result.shape, out.dtype, out._device),)
             if ctx._saved is not None:
                 _resolve_all_saved(ctx, args, (out,))
+        if tangents is not None:
+            _forward_ad.propagate(fn, ctx, args, (out,), tangents)
         if listening:
             _emit_forward(fn, node, args, (out,), duration)
         return out
@@ -212,6 +273,8 @@ def _dispatch(fn, args):
         outputs = (_wrap(result, 0, fn, args, device, node),)
     if record:
         _connect_outputs(ctx, args, outputs)
+    if tangents is not None:
+        _forward_ad.propagate(fn, ctx, args, outputs, tangents)
     if listening:
         _emit_forward(fn, node, args, outputs, duration)
     return outputs if type(result) is tuple else outputs[0]
@@ -229,6 +292,8 @@ def _record_node(fn, args):
     node.id = next(_node_ids)
     node._saved = None
     node.module = state.module
+    if anomaly.enabled:  # detect_anomaly(): remember where in the user's code this op ran
+        node._forward_trace = record_forward_trace()
     edges = []
     metas = []
     needs = []

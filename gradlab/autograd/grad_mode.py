@@ -23,6 +23,8 @@ class _State(threading.local):
     inference = False  # inside inference_mode
     module = None  # path of the nn.Module whose forward is running, for graph and events
     running_module = None  # that nn.Module itself (its children's paths are found from it)
+    dual = None  # the forward-mode level (forward_ad.dual_level) when one is active
+    in_tangent_rule = False  # computing an op's tangent: its ops emit no events of their own
 
 
 state = _State()

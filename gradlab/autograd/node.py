@@ -42,13 +42,14 @@ class SavedTensor:
     or a private array the forward computed (a mask, indices).
     """
 
-    __slots__ = ("tensor", "data", "storage", "version", "output_nr")
+    __slots__ = ("tensor", "data", "storage", "version", "output_nr", "tangent")
 
     def __init__(self, tensor, data, storage, output_nr):
         self.tensor = tensor
         self.data = data
         self.storage = storage
         self.output_nr = output_nr
+        self.tangent = None  # forward mode: a saved output's tangent, given back on unpack
         if storage is not None:
             self.version = storage.version
             storage.retain_for_backward()
@@ -73,7 +74,13 @@ class SavedTensor:
         if self.tensor is not None:
             return self.tensor
         if self.output_nr is not None:
-            return Tensor._make(self.data, storage, node, self.output_nr, True)
+            out = Tensor._make(self.data, storage, node, self.output_nr, True)
+            tangent = self.tangent  # (level, tangent) while that level lasts
+            if tangent is not None and state.dual is tangent[0]:
+                # Forward-over-reverse: a backward formula that reads this output must see
+                # it move as the output moved (exp's gradient is grad·e^x, and its tangent).
+                state.dual.set(out, tangent[1])
+            return out
         if self.data is None or isinstance(self.data, (int, float, bool, np.generic)):
             return self.data
         return Tensor._make(self.data, None, None, 0, False)
@@ -97,6 +104,7 @@ class Node:
     # Rarely set, so class-level defaults rather than per-node slots: the dispatcher
     # builds nodes without calling __init__ and sets only the slots above.
     _pre_hooks = None  # output_nr -> {id: hook}, from register_hook on a non-leaf output
+    _forward_trace = None  # where its op ran in the user's code (anomaly detection only)
     _retain_hooks = None  # output_nr -> weakref of an output that called retain_grad()
     _post_hooks = None
     _non_differentiable = None

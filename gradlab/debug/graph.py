@@ -55,14 +55,14 @@ class _Node:
 
     __slots__ = ("key", "kind", "label", "state", "order", "module", "backward_name", "node_id",
                  "input_shapes", "output_shapes", "dtype", "device", "value", "grad",
-                 "grad_inputs", "derivative", "duration", "frozen")
+                 "grad_inputs", "derivative", "duration", "tangent", "frozen")
 
     def __init__(self, key: str, kind: str, label: str, state: str, order: int) -> None:
         self.key, self.kind, self.label, self.state, self.order = key, kind, label, state, order
         self.module = self.backward_name = self.node_id = None
         self.input_shapes = self.output_shapes = self.grad_inputs = ()
         self.dtype = self.device = self.value = self.grad = self.derivative = None
-        self.duration = None
+        self.duration = self.tangent = None
         self.frozen = None
 
     def freeze(self) -> NodeSnapshot:
@@ -72,7 +72,7 @@ class _Node:
                 self.key, self.kind, self.label, self.state, self.order, self.module,
                 self.backward_name, self.node_id, self.input_shapes, self.output_shapes,
                 self.dtype, self.device, self.value, self.grad, self.grad_inputs,
-                self.derivative, self.duration)
+                self.derivative, self.duration, self.tangent)
         return frozen
 
 
@@ -140,6 +140,9 @@ class IterationGraph:
                     node.backward_name = fn.name()
                 if self.summaries:
                     node.value = summarize(live)
+                    tangent = live.__dict__.get("_tangent")  # forward mode (forward_ad)
+                    if tangent is not None:
+                        node.tangent = summarize(tangent)
         for ref in event.inputs:
             source = self._source(ref)
             if source is not None:

@@ -82,6 +82,7 @@ class NodeSnapshot:
     grad_inputs: tuple[TensorSummary | None, ...] = ()  # what backward sent to each input
     derivative: str | None = None  # the op's derivative rule in words
     duration: float | None = None  # forward seconds
+    tangent: TensorSummary | None = None  # forward mode: the tangent its value carries
 
 
 @dataclass(frozen=True)

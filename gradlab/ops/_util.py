@@ -11,8 +11,8 @@ from .. import dtypes as _dt
 from ..autograd.function import _dispatch
 from ..tensor import Tensor
 
-__all__ = ["wrap_dim", "wrap_dims", "as_operand", "promote", "unbroadcast", "xp_of", "xp_for",
-           "check_float", "add_at", "array_norm"]
+__all__ = ["wrap_dim", "wrap_dims", "as_operand", "promote", "unbroadcast", "tangent_sum",
+           "xp_of", "xp_for", "check_float", "add_at", "array_norm"]
 
 
 def wrap_dim(dim: int, ndim: int, op: str) -> int:
@@ -222,3 +222,15 @@ def numpy_keywords(fn):
                 kwargs["keepdim"] = kwargs.pop("keepdims")
         return fn(*args, **kwargs)
     return accepting_numpy_keywords
+
+
+def tangent_sum(shape, *terms):
+    """Forward mode: the sum of the tangent terms that exist (None ones are zero), expanded
+    to the output's ``shape``; None when every term is None."""
+    total = None
+    for term in terms:
+        if term is not None:
+            total = term if total is None else total + term
+    if total is not None and tuple(total.shape) != tuple(shape):
+        total = total.expand(*shape)
+    return total

@@ -37,6 +37,13 @@ def _small_value(t, limit: int):
     return np.array(t, copy=True)
 
 
+def _small_tangent(t, limit: int):
+    """The forward-mode tangent a small tensor carries, as values (None if none)."""
+    if t is None:
+        return None
+    return _small_value(t.__dict__.get("_tangent"), limit)
+
+
 def _dtype_name(dtype) -> str:
     return str(dtype).removeprefix("gradlab.")
 
@@ -47,6 +54,7 @@ class _OpRecord:
     outputs: tuple  # TensorRefs of the outputs
     input_values: tuple
     output_values: tuple
+    output_tangents: tuple = ()  # forward mode: what each output's tangent was
 
 
 class Trace:
@@ -92,7 +100,8 @@ class Trace:
             self.ops[event.node_id] = _OpRecord(
                 event.inputs, event.outputs,
                 tuple(_small_value(r.tensor, limit) for r in event.inputs),
-                tuple(_small_value(r.tensor, limit) for r in event.outputs))
+                tuple(_small_value(r.tensor, limit) for r in event.outputs),
+                tuple(_small_tangent(r.tensor, limit) for r in event.outputs))
             if event.outputs:
                 self.last_output = event.outputs[0]
         elif isinstance(event, events.BackwardNode):
@@ -115,6 +124,7 @@ class TensorMeta:
     name: str | None = None
     value: np.ndarray | None = None
     grad: np.ndarray | None = None
+    tangent: np.ndarray | None = None  # forward mode (gradlab.autograd.forward_ad)
 
 
 @dataclass
@@ -245,7 +255,9 @@ def capture(outputs, *, params: dict | None = None, buffers: dict | None = None,
         if info is None:
             keep.append(t)
             name = names.get(id(t)) or t.name
-            info = LeafInfo(len(leaves), _meta(t.shape, t.dtype, name, _small_value(t, limit)),
+            meta = _meta(t.shape, t.dtype, name, _small_value(t, limit))
+            meta.tangent = _small_tangent(t, limit)
+            info = LeafInfo(len(leaves), meta,
                             isinstance(t, Parameter) or (id(t) in names and
                                                          id(t) not in buffer_ids),
                             t.requires_grad, node_id, weakref.ref(t), id(t) in buffer_ids)
@@ -286,7 +298,9 @@ def capture(outputs, *, params: dict | None = None, buffers: dict | None = None,
         else:
             op = op_index[t.grad_fn]
             source = ("op", op.index, _output_nr(t, t.grad_fn, trace))
-        outs.append((source, _meta(t.shape, t.dtype, name, value)))
+        meta = _meta(t.shape, t.dtype, name, value)
+        meta.tangent = _small_tangent(t, limit)
+        outs.append((source, meta))
     result = Capture(ops, leaves, outs, trace, _outputs_refs=[weakref.ref(t) for t in tensors])
     result.update_grads()
     return result
@@ -318,6 +332,8 @@ def _op_info(node, index, op_index, leaf_of, trace, names) -> OpInfo:
             live = record.outputs[k].tensor
             m.name = live.name if live is not None else record.outputs[k].name
             m.value = record.output_values[k]
+            if k < len(record.output_tangents):
+                m.tangent = record.output_tangents[k]
         info.outputs.append(m)
     if record is not None:  # inputs that need no gradient: the data, the targets
         for ref, value in zip(record.inputs, record.input_values):

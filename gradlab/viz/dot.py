@@ -55,6 +55,8 @@ def _label(node: GraphNode, theme: Theme) -> str:
         numbers.append(f"<TD>data {_lines(node.value)}</TD>")
     if node.grad is not None:
         numbers.append(f"<TD>grad {_lines(node.grad)}</TD>")
+    if node.tangent is not None:  # forward mode: the tangent, x-dot
+        numbers.append(f"<TD>\u1e8b {_lines(node.tangent)}</TD>")
     if numbers:
         # The lecture diagram's record: name | data | grad, side by side.
         cells = (f'<TR><TD>{"<BR/>".join(rows)}</TD>'

@@ -50,7 +50,7 @@ def _highlight_ids(highlight, cap: Capture) -> list[tuple]:
 def graph_model(outputs, *, view: str = "forward", show_values: bool = False,
                 show_grads: bool = False, depth: int | None = None, highlight=None,
                 params: dict | None = None, model=None, trace: Trace | None = None,
-                collapse_repeats: int | None = 3) -> Graph:
+                collapse_repeats: int | None = 3, show_tangents: bool = False) -> Graph:
     """The picture as plain data (:class:`~gradlab.viz.graph.Graph`), before any drawing.
 
     ``outputs`` may also be a :class:`~gradlab.viz.capture.Capture` taken earlier.
@@ -63,14 +63,15 @@ def graph_model(outputs, *, view: str = "forward", show_values: bool = False,
     types = None if model is None else {p: type(m).__name__ for p, m in model.named_modules()}
     return build(cap, view=view, show_values=show_values, show_grads=show_grads, depth=depth,
                  highlight_ids=_highlight_ids(highlight, cap),
-                 collapse_repeats=collapse_repeats, model_types=types)
+                 collapse_repeats=collapse_repeats, model_types=types,
+                 show_tangents=show_tangents)
 
 
 def draw_graph(outputs, *, view: str = "forward", show_values: bool = False,
                show_grads: bool = False, depth: int | None = None, highlight=None,
                params: dict | None = None, model=None, trace: Trace | None = None,
                collapse_repeats: int | None = 3, rankdir: str | None = None,
-               title: str | None = None):
+               title: str | None = None, show_tangents: bool = False):
     """Draw the graph that computed ``outputs`` (a tensor or a list): a ``graphviz.Digraph``.
 
     view             "forward" (inputs, parameters, ops, outputs) or "backward" (the
@@ -86,10 +87,13 @@ def draw_graph(outputs, *, view: str = "forward", show_values: bool = False,
                      no grad, intermediate values and gradients
     collapse_repeats runs of at least this many identical sibling modules become
                      one box after the first (None: never)
+    show_tangents    forward mode: print the tangent (ẋ) each small value carried
+                     (inputs made with forward_ad.make_dual; op outputs need a trace)
     """
     graph = graph_model(outputs, view=view, show_values=show_values, show_grads=show_grads,
                         depth=depth, highlight=highlight, params=params, model=model,
-                        trace=trace, collapse_repeats=collapse_repeats)
+                        trace=trace, collapse_repeats=collapse_repeats,
+                        show_tangents=show_tangents)
     return to_digraph(graph, rankdir=rankdir, title=title)
 
 

@@ -43,6 +43,7 @@ class GraphNode:
     module: str | None = None  # path of the module cluster it sits in (None: outside)
     value: str | None = None  # formatted values (show_values, small tensors only)
     grad: str | None = None  # formatted gradient (show_grads)
+    tangent: str | None = None  # formatted forward-mode tangent (show_tangents)
     detail: str | None = None  # a second line: "12 ops", "MulBackward0"...
     highlighted: bool = False
 
@@ -112,10 +113,12 @@ def _prefix(path: str, level: int) -> str:
 
 # --- the two views ---------------------------------------------------------------------------
 class _Builder:
-    def __init__(self, cap: Capture, show_values: bool, show_grads: bool) -> None:
+    def __init__(self, cap: Capture, show_values: bool, show_grads: bool,
+                 show_tangents: bool = False) -> None:
         self.cap = cap
         self.show_values = show_values
         self.show_grads = show_grads
+        self.show_tangents = show_tangents
         self.saved_nodes = len(cap.ops) <= SAVED_NODES_UP_TO
         self.nodes: list[GraphNode] = []
         self.edges: list[GraphEdge] = []
@@ -129,6 +132,8 @@ class _Builder:
                 node.value = format_values(meta.value)
             if self.show_grads:
                 node.grad = format_values(meta.grad)
+            if self.show_tangents:
+                node.tangent = format_values(meta.tangent)
         self.nodes.append(node)
         return node
 
@@ -195,7 +200,8 @@ class _Builder:
                 if ("op", op.index, k) in out_sources:
                     continue
                 if meta.name or (self.show_values and meta.value is not None) or \
-                        (self.show_grads and meta.grad is not None):
+                        (self.show_grads and meta.grad is not None) or \
+                        (self.show_tangents and meta.tangent is not None):
                     t = self.add("tensor", meta.name or "", meta, module=op.module)
                     self.edge(node, t)
                     tensor_nodes[(op.index, k)] = t
@@ -412,13 +418,14 @@ def _natural(path: str) -> tuple:
 
 def build(cap: Capture, *, view: str = "forward", show_values: bool = False,
           show_grads: bool = False, depth: int | None = None, highlight_ids=(),
-          collapse_repeats: int | None = 3, model_types: dict | None = None) -> Graph:
+          collapse_repeats: int | None = 3, model_types: dict | None = None,
+          show_tangents: bool = False) -> Graph:
     """The :class:`Graph` of one view of a captured graph (see the module docstring)."""
     if view not in ("forward", "backward"):
         raise ValueError(f"draw_graph: view must be 'forward' or 'backward', got {view!r}")
     if depth is not None and (not isinstance(depth, int) or depth < 0):
         raise ValueError(f"draw_graph: depth must be None or an int >= 0, got {depth!r}")
-    b = _Builder(cap, show_values, show_grads)
+    b = _Builder(cap, show_values, show_grads, show_tangents)
     b.forward() if view == "forward" else b.backward()
     graph = Graph(view, b.nodes, b.edges, [])
     _mark(graph, b.origin, highlight_ids)

@@ -248,3 +248,19 @@ def test_recorder_graph_keys_stay_stable_over_iterations():
 def test_shape_label():
     assert shape_label((64, 32)) == "(64, 32)"
     assert shape_label(gradlab.Size([3])) == "(3)" and shape_label(()) == "()"
+
+
+def test_forward_mode_tangents_are_recorded_with_the_values():
+    """A dual tensor's ops carry their tangent into the snapshot (the inspector shows it,
+    the graph marks the box). The graph holds recorded ops, so x requires grad."""
+    import gradlab.autograd.forward_ad as fwAD
+
+    graph = IterationGraph(1, summaries=True)
+    x = gradlab.tensor([1.0, 2.0], dtype=gradlab.float64, requires_grad=True)
+    with events.subscribe(feed(graph)), fwAD.dual_level():
+        dual = fwAD.make_dual(x, gradlab.tensor([1.0, 0.5], dtype=gradlab.float64))
+        (dual * dual).sum()
+    ops = {n.label: n for n in graph.freeze().nodes if n.kind == "op"}
+    assert set(ops) == {"make_dual", "mul", "sum"}
+    assert ops["mul"].tangent is not None and ops["mul"].tangent.shape == (2,)
+    assert abs(ops["sum"].tangent.max - 4.0) < 1e-12  # d/dt Σx² = 2·(1·1 + 2·0.5)

@@ -238,3 +238,15 @@ def test_frames_mark_modules():
             outside = (b.x + b.w <= f.x or f.x + f.w <= b.x or b.y + b.h <= f.y
                        or f.y + f.h <= b.y)
             assert inside or outside, (f, b)
+
+
+def test_a_box_whose_value_carries_a_tangent_is_marked():
+    import dataclasses
+
+    import gradlab
+    from gradlab.debug.summary import summarize
+
+    plain = node("op0", label="mul")
+    dual = dataclasses.replace(plain, tangent=summarize(gradlab.ones(2, 3)))
+    assert lay.box_lines(plain) == ("mul", "2×3")
+    assert lay.box_lines(dual) == ("mul", f"2×3 {lay.TANGENT_MARK}")

@@ -223,3 +223,25 @@ def test_importing_gradlab_in_a_notebook_registers_the_graph_display(monkeypatch
     assert registered == [(gradlab.Tensor, jupyter.tensor_html)]
     monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: None))
     assert not jupyter.register_in_running_shell()  # plain Python: nothing to do
+
+
+def test_forward_mode_tangents_show_on_the_values_that_carry_them():
+    import gradlab.autograd.forward_ad as fwAD
+    from gradlab.viz.dot import to_digraph
+
+    x = gradlab.tensor([0.5, 2.0], dtype=gradlab.float64, requires_grad=True)
+    x.name = "x"
+    with gradlab.viz.trace() as tape, fwAD.dual_level():
+        dual = fwAD.make_dual(x, gradlab.tensor([1.0, 0.0], dtype=gradlab.float64))
+        y = (dual * dual).sum()
+        y.name = "y"
+        graph = gradlab.viz.graph_model(y, trace=tape, show_values=True, show_tangents=True)
+        plain = gradlab.viz.graph_model(y, trace=tape, show_values=True)
+    ops = [n.label for n in graph.nodes if n.kind == "op"]
+    assert ops == ["make_dual", "mul", "sum"]  # the tangent's own arithmetic is not drawn
+    tangents = [(n.label, n.tangent) for n in graph.nodes if n.tangent is not None]
+    # make_dual's output carries (1, 0); mul's carries 2·x·(1, 0) = (1, 0); y = Σx² gets
+    # 2·0.5·1 = 1.
+    assert tangents == [("", "[1, 0]"), ("", "[1, 0]"), ("y", "1.0000")]
+    assert all(n.tangent is None for n in plain.nodes)
+    assert "\u1e8b" in to_digraph(graph).source

@@ -143,9 +143,15 @@ def _shape_text(node: NodeSnapshot) -> str | None:
     return "×".join(str(d) for d in shape) if shape else "scalar"
 
 
+TANGENT_MARK = "\u1e8b"  # ẋ: the value carries a forward-mode tangent
+
+
 def box_lines(node: NodeSnapshot) -> tuple[str, ...]:
-    """The text of a node's box: its label, and its (output) shape when known."""
+    """The text of a node's box: its label, and its (output) shape when known, marked ẋ
+    when its value carries a forward-mode tangent."""
     shape = _shape_text(node)
+    if node.tangent is not None:
+        shape = f"{shape or ''} {TANGENT_MARK}".strip()
     return (node.label or node.key,) if shape is None else (node.label or node.key, shape)
 
 

@@ -153,6 +153,10 @@ class InspectorPanel(TextPanel):
         else:
             lines += summary_lines(node.value, width)
 
+        if node.tangent is not None:  # forward mode: the direction this value moves in
+            lines.append(_heading("tangent (forward mode)"))
+            lines += summary_lines(node.tangent, width)
+
         lines.append(_heading("gradient"))
         if node.grad is None:
             lines += _note(_NO_GRAD.get(node.kind, _NO_GRAD["op"]), width)
