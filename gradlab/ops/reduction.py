@@ -5,6 +5,10 @@ it summarised: ``sum`` copies it to every input (expand), ``mean`` also
 divides by the count, ``amax`` shares it among the inputs that tied for the
 max, ``max(dim)`` gives it to the one index it returned.
 
+Forward mode collects the tangents each output summarises, ẏ = Σ_i (∂y/∂a_i)·ȧ_i:
+``sum``, ``mean`` and ``cumsum`` are linear (their tangent is the op applied
+to ȧ); ``max(dim)``, like sort, picks ȧ at the index it returned.
+
 The helpers below (which dims, the reduced shape, ``expand_reduced``) are
 shared with the families built on reductions: ``statistics`` (var, std,
 norm) and ``softmax_family`` (softmax, log_softmax, logsumexp).
@@ -23,9 +27,10 @@ from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import numpy_keywords, wrap_dim, wrap_dims, xp_for
-from .creation import arange
+from .creation import arange, ones_like
 from .selection import maximum, minimum, where
 from .shape import Expand
+from .sorting import picked_tangent
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "any", "all",
            "cumsum", "return_types"]
@@ -75,6 +80,19 @@ def expand_reduced(grad: Tensor, shape, dims, keepdim) -> Tensor:
     return Expand.apply(grad, tuple(shape))  # not expand(): this shape is valid by construction
 
 
+def sum_reduced(ctx, x: Tensor) -> Tensor:
+    """``x`` (of the input's shape) summed over the dims the op reduced: the output's shape."""
+    return Sum.apply(x, ctx.dims, ctx.keepdim, None)
+
+
+def tangent_from_partials(fn, ctx, tangent: Tensor) -> Tensor:
+    """Forward mode of a reduction from its backward: ẏ = Σ_i (∂y/∂a_i)·ȧ_i, where the
+    partials ∂y/∂a_i are what ``fn.backward`` sends back for an output gradient of ones
+    (so ties, zeros and 0/0 are handled once, the way backward handles them)."""
+    partials = fn.backward(ctx, ones_like(ctx.results[0]))[0]
+    return sum_reduced(ctx, partials * tangent)
+
+
 def need_elements(op: str, input: Tensor, dims) -> None:
     """max, argmax, ... have no identity (sum has 0, prod 1): they need elements to pick."""
     shape = tuple(input.shape)
@@ -106,6 +124,7 @@ class Sum(Function):
     """sum over dims.   d/da_i = 1 for every element: the gradient is copied back."""
 
     raw = True
+    tangent_rule = "linear"  # ẏ = sum(ȧ)
 
     @staticmethod
     def forward(ctx, a, dims, keepdim, dtype):
@@ -133,6 +152,7 @@ class Mean(Function):
     """mean over dims.   d/da_i = 1/n for each of the n averaged elements."""
 
     raw = True
+    tangent_rule = "linear"  # ẏ = mean(ȧ)
 
     @staticmethod
     def forward(ctx, a, dims, keepdim):
@@ -196,6 +216,11 @@ class Prod(Function):
         other_zeros = where(count == 1, 1.0, where(count == 2, tracker - a, 0.0))
         return grad * where(zero, rest * other_zeros, rest / nonzero * zeros), None, None
 
+    @staticmethod
+    def jvp(ctx, t, *_):
+        """jvp: ẏ = Σ_i (∏_{j≠i} a_j)·ȧ_i, with backward's partials (exact with zeros)."""
+        return tangent_from_partials(Prod, ctx, t)
+
 
 @numpy_keywords
 def prod(input, dim: int | None = None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -229,6 +254,11 @@ class Amax(Function):
         winner = a == expand_reduced(out, shape, dims, keepdim)
         share = expand_reduced(grad, shape, dims, keepdim) / winner.sum(dims, keepdim=True)
         return where(winner, share, 0.0), None, None, None
+
+    @classmethod
+    def jvp(cls, ctx, t, *_):
+        """jvp: ẏ = the mean of ȧ_i over the k elements that tie for the max (as PyTorch)."""
+        return tangent_from_partials(cls, ctx, t)
 
 
 class Amin(Amax):
@@ -276,6 +306,11 @@ class MaxDim(Function):
         position = arange(shape[dim], device=grad.device).reshape(
             [-1 if i == dim else 1 for i in range(len(shape))])
         return where(position == indices, grad, 0.0), None, None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        """jvp: the values' tangent is ȧ at the returned indices (which have none)."""
+        return picked_tangent(ctx, t), None
 
 
 class MinDim(MaxDim):
@@ -396,6 +431,7 @@ class Cumsum(Function):
     """Running sum out_k = Σ_{i<=k} a_i.   d/da_i = Σ_{k>=i} g_k: a cumsum from the other end."""
 
     raw = True
+    tangent_rule = "linear"  # ẏ = cumsum(ȧ)
 
     @staticmethod
     def forward(ctx, a, dim, reverse):

@@ -3,7 +3,8 @@
 The gradient follows the choice: it flows to whichever input was picked
 (for ``where``, by the condition; for ``maximum``, to the larger value, ties
 split in half as in PyTorch; for ``clamp``, only where the value was inside
-the bounds).
+the bounds). Forward mode follows the same choice: the output's tangent is
+the tangent of the input that was picked.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import as_operand, binary_op, promote, unbroadcast, xp_for
+from ._util import as_operand, binary_op, promote, tangent_sum, unbroadcast, xp_for
 
 __all__ = ["clamp", "clip", "maximum", "minimum", "where"]
 TENSOR_METHODS = ["clamp", "clip", "maximum", "minimum"]
@@ -21,6 +22,7 @@ class Clamp(Function):
     """clamp(a, lo, hi).   d/da = 1 where lo <= a <= hi, else 0."""
 
     raw = True
+    tangent_rule = "elementwise"  # ẏ = ȧ inside the bounds, 0 outside
 
     @staticmethod
     def forward(ctx, a, lo, hi):
@@ -74,6 +76,12 @@ class Maximum(Function):
         a, b = ctx.saved_tensors
         return _split_grad(ctx, grad, a > b, a == b)
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        """jvp: ẏ = ȧ where a > b, ḃ where a < b, (ȧ + ḃ)/2 at ties."""
+        a, b = ctx.primals
+        return _split_tangent(ctx, ta, tb, a > b, a == b)
+
 
 class Minimum(Function):
     """min(a, b) elementwise.  The smaller input gets the gradient; ties split it in half."""
@@ -90,12 +98,28 @@ class Minimum(Function):
         a, b = ctx.saved_tensors
         return _split_grad(ctx, grad, a < b, a == b)
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        """jvp: ẏ = ȧ where a < b, ḃ where a > b, (ȧ + ḃ)/2 at ties."""
+        a, b = ctx.primals
+        return _split_tangent(ctx, ta, tb, a < b, a == b)
+
+
+def _share_of_a(a_wins, tie):
+    return where(a_wins, 1.0, where(tie, 0.5, 0.0))
+
 
 def _split_grad(ctx, grad, a_wins, tie):
     sa, sb = ctx.input_shapes
-    share_a = where(a_wins, 1.0, where(tie, 0.5, 0.0))
+    share_a = _share_of_a(a_wins, tie)
     return (None if sa is None else unbroadcast(grad * share_a, sa),
             None if sb is None else unbroadcast(grad * (1 - share_a), sb))
+
+
+def _split_tangent(ctx, ta, tb, a_wins, tie):
+    share_a = _share_of_a(a_wins, tie)
+    return tangent_sum(ctx.results[0].shape, None if ta is None else ta * share_a,
+                       None if tb is None else tb * (1 - share_a))
 
 
 def maximum(input, other) -> Tensor:
@@ -123,6 +147,12 @@ class Where(Function):
         return (None,
                 None if sa is None else unbroadcast(Where.apply(cond, grad, 0.0), sa),
                 None if sb is None else unbroadcast(Where.apply(cond, 0.0, grad), sb))
+
+    @staticmethod
+    def jvp(ctx, _, ta, tb):
+        """jvp: ẏ = cond ? ȧ : ḃ (linear in a and b together; a missing tangent is 0)."""
+        picked = Where.apply(ctx.primals[0], 0.0 if ta is None else ta, 0.0 if tb is None else tb)
+        return tangent_sum(ctx.results[0].shape, picked)
 
 
 def where(condition, input=None, other=None) -> Tensor:

@@ -9,6 +9,7 @@ cancels in the ratio, and log Σ exp(a_j) = m + log Σ exp(a_j - m).
 softmax and log_softmax are one node each, with their own derivative,
 rather than the exp, sum and div they could be composed from: the graph a
 student sees says ``softmax``, and the backward needs only the output.
+So does forward mode: softmax's tangent is y·(ȧ - Σ_j y_j ȧ_j).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import check_float, numpy_keywords, xp_for
-from .reduction import dim_axis, expand_reduced, reduce_dims, reduced_shape
+from .reduction import dim_axis, expand_reduced, reduce_dims, reduced_shape, sum_reduced
 
 __all__ = ["softmax", "log_softmax", "logsumexp"]
 TENSOR_METHODS = list(__all__)
@@ -63,6 +64,13 @@ class Logsumexp(Function):
         softmax_a = (a - expand_reduced(out, shape, dims, keepdim)).exp()
         return expand_reduced(grad, shape, dims, keepdim) * softmax_a, None, None
 
+    @staticmethod
+    def jvp(ctx, t, *_):
+        """jvp: ẏ = Σ_i softmax(a)_i·ȧ_i = Σ_i exp(a_i - out)·ȧ_i."""
+        a, out = ctx.primals[0], ctx.results[0]
+        softmax_a = (a - expand_reduced(out, a.shape, ctx.dims, ctx.keepdim)).exp()
+        return sum_reduced(ctx, softmax_a * t)
+
 
 @numpy_keywords
 def logsumexp(input, dim=None, keepdim: bool = False) -> Tensor:
@@ -91,6 +99,12 @@ class Softmax(Function):
         (y,) = ctx.saved_tensors
         return y * (grad - (grad * y).sum(ctx.dim, keepdim=True)), None
 
+    @staticmethod
+    def jvp(ctx, t, _):
+        """jvp: ẏ = y·(ȧ - Σ_j y_j ȧ_j) (the Jacobian is symmetric: backward's formula)."""
+        y = ctx.results[0]
+        return y * (t - (t * y).sum(ctx.dim, keepdim=True))
+
 
 class LogSoftmax(Function):
     """y_i = a_i - m - log Σ_j exp(a_j - m), m = max.   Backward: dx = g - softmax · Σ_j g_j."""
@@ -114,6 +128,12 @@ class LogSoftmax(Function):
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
         return grad - y.exp() * grad.sum(ctx.dim, keepdim=True), None
+
+    @staticmethod
+    def jvp(ctx, t, _):
+        """jvp: ẏ = ȧ - Σ_j softmax_j·ȧ_j (the transpose of backward's Jacobian)."""
+        y = ctx.results[0]
+        return t - (y.exp() * t).sum(ctx.dim, keepdim=True)
 
 
 def _normalize(fn, op, input, dim, dtype):

@@ -9,7 +9,9 @@ where the value came from:
 
 i.e. ``grad_input = zeros`` with the output gradient scatter-added at
 ``indices`` along ``dim``. That backward is a ``ScatterAdd``, whose own
-backward is a ``Gather``, so second derivatives work too.
+backward is a ``Gather``, so second derivatives work too. Forward mode is
+that ``Gather`` itself: each value's tangent is the input's tangent at
+``indices``.
 
 Order follows PyTorch: NaN sorts as the largest value, and ``stable=True``
 keeps equal values in their original order (gradlab's sort is always
@@ -28,7 +30,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from . import creation
 from ._util import wrap_dim, xp_for
-from .gather_scatter import ScatterAdd
+from .gather_scatter import Gather, ScatterAdd
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "unique", "unique_consecutive",
            "searchsorted", "bucketize"]
@@ -46,6 +48,18 @@ class return_types:  # noqa: N801 - PyTorch's name (torch.return_types)
     for _cls in (sort, topk, kthvalue):
         _cls.__qualname__ = f"return_types.{_cls.__name__}"  # so pickle finds them
     del _cls
+
+
+def picked_tangent(ctx, tangent: Tensor) -> Tensor:
+    """Forward mode of ops that pick one input per output and return its index
+    (sort, topk, kthvalue, ``max(dim)``): each value's tangent is ȧ at that index."""
+    if not tangent.ndim:  # a 0-d input is its own pick
+        return tangent
+    indices = ctx.results[1]
+    if not ctx.keepdim:
+        indices = indices.unsqueeze(ctx.dim)
+    picked = Gather.apply(tangent, ctx.dim, indices)
+    return picked if ctx.keepdim else picked.squeeze(ctx.dim)
 
 
 # --- the ordering itself, on raw arrays --------------------------------------------------------
@@ -102,6 +116,11 @@ class Sort(Function):
         zeros = creation.zeros(shape, dtype=grad.dtype, device=grad.device)
         return ScatterAdd.apply(zeros, dim, indices, grad), None, None, None
 
+    @staticmethod
+    def jvp(ctx, t, *_):
+        """jvp: the values' tangent is ȧ gathered at ``indices`` (which have none)."""
+        return picked_tangent(ctx, t), None
+
 
 class Topk(Sort):
     """The ``k`` largest (or smallest) values along ``dim``, and where they were."""
@@ -134,6 +153,7 @@ class Kthvalue(Function):
         return values, indices
 
     backward = staticmethod(Sort.backward)
+    jvp = staticmethod(Sort.jvp)
 
 
 class Argsort(Function):

@@ -6,7 +6,8 @@ the sum of |a_i|^p. Each is still one node with its own derivative (given
 in the docstrings), so the graph shows ``var`` rather than the sub, mul,
 sum and div it stands for, and the backward can treat the points where the
 composed formula would divide by zero (std of constant values, the norm of
-a zero vector) the way PyTorch does.
+a zero vector) the way PyTorch does. Forward mode sums the same derivatives
+against the input's tangent: ẏ = Σ_i (∂y/∂a_i)·ȧ_i.
 """
 
 from __future__ import annotations
@@ -18,7 +19,16 @@ import warnings
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import check_float, numpy_keywords, xp_for
-from .reduction import expand_reduced, mean, need_elements, quietly, reduce_dims, reduced_count
+from .reduction import (
+    expand_reduced,
+    mean,
+    need_elements,
+    quietly,
+    reduce_dims,
+    reduced_count,
+    sum_reduced,
+    tangent_from_partials,
+)
 from .selection import where
 from .unary import sign
 
@@ -50,11 +60,24 @@ class Var(Function):
         (a,) = ctx.saved_tensors
         return _var_backward(ctx, grad, a), None, None, None
 
+    @staticmethod
+    def jvp(ctx, t, *_):
+        """jvp: ẏ = 2 Σ_i (a_i - mean)·ȧ_i / (N - correction)."""
+        return _var_jvp(ctx, t)
+
+
+def _var_scale(ctx) -> float:
+    return 2.0 / ctx.dof if ctx.dof > 0 else math.inf
+
 
 def _var_backward(ctx, grad, a):
     grad = expand_reduced(grad, a.shape, ctx.dims, ctx.keepdim)
-    scale = 2.0 / ctx.dof if ctx.dof > 0 else math.inf
-    return grad * (a - a.mean(ctx.dims, keepdim=True)) * scale
+    return grad * (a - a.mean(ctx.dims, keepdim=True)) * _var_scale(ctx)
+
+
+def _var_jvp(ctx, t):
+    a = ctx.primals[0]
+    return sum_reduced(ctx, (a - a.mean(ctx.dims, keepdim=True)) * t) * _var_scale(ctx)
 
 
 class Std(Function):
@@ -74,6 +97,13 @@ class Std(Function):
         flat = out == 0  # all values equal: √ has an infinite slope at 0
         grad_var = where(flat, 0.0, grad / (where(flat, 1.0, out) * 2))
         return _var_backward(ctx, grad_var, a), None, None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        """jvp: ẏ = (d var)/(2 std), taken as 0 where std = 0 (as backward)."""
+        out = ctx.results[0]
+        flat = out == 0
+        return where(flat, 0.0, _var_jvp(ctx, t) / (where(flat, 1.0, out) * 2))
 
 
 def _spread(fn, op, input, dim, unbiased, keepdim, correction):
@@ -169,6 +199,11 @@ class Norm(Function):
         if p == 2:
             return a * scale, None, None, None
         return sign(a) * where(a == 0, 1.0, a.abs()) ** (p - 1) * scale, None, None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        """jvp: ẏ = Σ_i (d out/da_i)·ȧ_i, with backward's derivatives (and its care at 0)."""
+        return tangent_from_partials(Norm, ctx, t)
 
 
 def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import gradlab
+from tests.ops.test_reduction import check_hessian_vector_product
 from tests.oracle import (
     EMPTY,
     SCALAR,
@@ -147,3 +148,16 @@ def test_softmax_sums_to_one_and_ignores_shifts(shape, data, shift):
                                rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(gradlab.tensor(x_np).log_softmax(dim).numpy(), np.log(y),
                                rtol=1e-9, atol=1e-12)
+
+
+WEIGHTS = np.linspace(-1.0, 2.0, 12).reshape(3, 4)  # softmax sums to 1: weigh it to see H
+
+
+@pytest.mark.parametrize("f", [
+    lambda lib, x: x.logsumexp(1),
+    lambda lib, x: lib.logsumexp(x, (0, 1), keepdim=True),
+    lambda lib, x: x.softmax(1) * lib.tensor(WEIGHTS),
+    lambda lib, x: x.log_softmax(0) * lib.tensor(WEIGHTS),
+], ids=["logsumexp", "logsumexp_all", "softmax", "log_softmax"])
+def test_forward_over_reverse_gives_hessian_vector_products(f):
+    check_hessian_vector_product(f, (3, 4))

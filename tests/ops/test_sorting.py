@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gradlab
+from tests.ops.test_reduction import check_hessian_vector_product
 from tests.oracle import EMPTY, SCALAR, M, OpCase, T, needs_torch, standard_op_tests, torch
 
 NAN = float("nan")
@@ -315,3 +316,13 @@ def test_searchsorted_side_sorter_and_scalars_match_torch():
 def test_errors_name_the_op_and_the_fix(call, error, match):
     with pytest.raises(error, match=match):
         call(gradlab.tensor([1.0, 2.0, 3.0]))
+
+
+@pytest.mark.parametrize("f", [
+    lambda lib, x: x.sort(1).values ** 3,
+    lambda lib, x: x.topk(2, dim=0).values ** 3,
+    lambda lib, x: lib.kthvalue(x, 2).values ** 3,
+], ids=["sort", "topk", "kthvalue"])
+def test_forward_over_reverse_gives_hessian_vector_products(f):
+    """Backward scatter-adds the gradient to the indices: its tangent must follow them."""
+    check_hessian_vector_product(f, (3, 4))

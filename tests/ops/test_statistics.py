@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import gradlab
+from tests.ops.test_reduction import check_hessian_vector_product
 from tests.oracle import (
     EMPTY,
     SCALAR,
@@ -145,3 +146,13 @@ def test_unbiased_and_correction_together_is_an_error():
 def test_unsupported_norm_order(p):
     with pytest.raises(ValueError, match=rf"norm: p={p!r} is not supported"):
         gradlab.ones(3).norm(p)
+
+
+@pytest.mark.parametrize("f", [
+    lambda lib, x: x.var(1),
+    lambda lib, x: x.std(0),
+    lambda lib, x: x.norm(dim=1),
+    lambda lib, x: x.norm(3),
+], ids=["var", "std", "norm", "norm_3"])
+def test_forward_over_reverse_gives_hessian_vector_products(f):
+    check_hessian_vector_product(f, (3, 4))
