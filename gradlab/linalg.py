@@ -8,8 +8,9 @@ called ``ord``, and over two dims it means a *matrix* norm (the induced
 ``linalg.norm(A, 1)`` and ``torch.norm(A, 1)`` differ for a matrix.
 
 The matrix norms are compositions of differentiable ops, so their gradients
-come for free: 'fro' is the vector 2-norm of all entries; ord=1 / -1 the
-largest / smallest column sum of |A|; ord=inf / -inf the same for row sums.
+(and forward-mode tangents) come for free: 'fro' is the vector 2-norm of all
+entries; ord=1 / -1 the largest / smallest column sum of |A|; ord=inf / -inf
+the same for row sums.
 The spectral (2, -2) and nuclear ('nuc') norms need singular values, which
 gradlab does not compute (yet), so they raise.
 
@@ -23,6 +24,7 @@ import math
 
 from .ops import reduction, statistics
 from .ops._util import check_float
+from .ops.selection import where
 from .ops.unary import abs as _abs
 from .tensor import Tensor
 
@@ -51,10 +53,24 @@ def vector_norm(x: Tensor, ord: float = 2, dim=None, keepdim: bool = False, *,
                            f"linalg.matrix_norm")
     x = _prepare("linalg.vector_norm", x, dtype)
     ord = float(ord)  # noqa: A001 - PyTorch's parameter name
-    if ord < 0 and not math.isinf(ord):  # a "norm" only in name: (Σ|x|^p)^(1/p), p < 0
-        dims = reduction.reduce_dims(x, dim, "linalg.vector_norm")
-        return reduction.sum(_abs(x) ** ord, dims, keepdim) ** (1 / ord)
+    if ord < 0 and not math.isinf(ord):
+        return _negative_order_norm(x, ord, dim, keepdim)
     return statistics.norm(x, ord, dim, keepdim)
+
+
+def _negative_order_norm(x: Tensor, ord: float, dim, keepdim: bool) -> Tensor:  # noqa: A002
+    """(Σ|x_i|^p)^(1/p) for p < 0, a "norm" only in name.
+
+    A zero element makes |0|^p infinite and the result 0, where the composed
+    derivative would be inf·0 = nan; PyTorch defines it as 0 there (for
+    backward and forward mode alike). So such vectors are computed on ones
+    and their result replaced by 0 with ``where``, which passes no derivative.
+    """
+    dims = reduction.reduce_dims(x, dim, "linalg.vector_norm")
+    has_zero = reduction.any(x == 0, dims, keepdim=True)
+    safe = where(has_zero, 1.0, x)
+    out = where(has_zero, 0.0, reduction.sum(_abs(safe) ** ord, dims, True) ** (1 / ord))
+    return out if keepdim else out.squeeze(dims)
 
 
 def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,  # noqa: N803

@@ -105,6 +105,36 @@ def test_normalize_zero_row_gradient_matches_torch():
     np.testing.assert_allclose(xg.grad.numpy(), xt.grad.numpy(), rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.parametrize("ord", [2, 1, 3, -1, -1.5, INF, -INF])
+def test_norm_at_a_zero_has_derivative_zero_in_both_modes(ord):
+    """Row 0 is a zero vector (every norm is 0, not differentiable there); row 1 has one zero
+    entry (|0|^p is infinite for p < 0, so those norms are 0 too). PyTorch defines the
+    derivative as 0 where the norm is 0: gradients and tangents are 0, never nan."""
+    from gradlab.autograd import forward_ad as fwAD
+
+    x = gradlab.tensor([[0.0, 0.0, 0.0], [0.0, 1.0, -2.0]], requires_grad=True)
+    v = gradlab.tensor([[1.0, -2.0, 0.5], [0.3, 0.0, 0.0]])
+    gradlab.linalg.vector_norm(x, ord, dim=1).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy()[0], 0.0)
+    with fwAD.dual_level():
+        y = gradlab.linalg.vector_norm(fwAD.make_dual(x.detach(), v), ord, dim=1)
+        tangent = fwAD.unpack_dual(y).tangent.numpy()
+    assert tangent[0] == 0.0
+    if ord < 0:
+        np.testing.assert_array_equal(y.numpy()[1], 0.0)
+        np.testing.assert_array_equal(x.grad.numpy()[1], 0.0)
+        assert tangent[1] == 0.0
+    if torch is not None:
+        from torch.func import jvp
+
+        xt = torch.tensor(x.detach().numpy(), requires_grad=True)
+        torch.linalg.vector_norm(xt, ord, dim=1).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
+        _, theirs = jvp(lambda a: torch.linalg.vector_norm(a, ord, dim=1),
+                        (xt.detach(),), (torch.tensor(v.numpy()),))
+        np.testing.assert_allclose(tangent, theirs.numpy(), rtol=1e-6)
+
+
 def test_linalg_is_the_namespace_and_ops_linalg_is_the_family():
     assert gradlab.linalg.__name__ == "gradlab.linalg"
     assert gradlab.matmul is gradlab.ops.linalg.matmul

@@ -4,6 +4,10 @@ Each is elementwise, so its backward is ``grad * f'(x)``; the docstring of
 each ``Function`` gives f'. The kinks (leaky_relu at 0, hardtanh at its
 bounds) take PyTorch's one-sided choice, so gradients match it exactly.
 
+Forward mode reuses the same derivative: each op's tangent is
+ẏ = f'(x) · ẋ, so every class sets ``tangent_rule = "elementwise"`` (backward
+applied to the tangent; the number arguments stay as they are).
+
 ``erf`` lives here because the exact GELU needs it: x·Φ(x) with
 Φ(x) = ½(1 + erf(x/√2)) the normal CDF. NumPy has no erf, so
 ``_erf_array`` computes it from its Taylor series and continued fraction.
@@ -78,6 +82,7 @@ class Erf(Function):
     """erf(x) = 2/√π ∫₀ˣ e^(-t²) dt.   d/dx = 2/√π · e^(-x²)."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -116,6 +121,7 @@ class LeakyRelu(Function):
     """x if x > 0 else s·x.   d/dx = 1 if x > 0 else s (s at 0, as in PyTorch)."""
 
     raw = True
+    tangent_rule = "elementwise"
     name = "leaky_relu"
 
     @staticmethod
@@ -134,6 +140,7 @@ class Threshold(Function):
     """x if x > t else v.   d/dx = 1 if x > t else 0 (0 at x = t, as in PyTorch)."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, x, threshold, value):
@@ -154,6 +161,7 @@ class Elu(Function):
     """
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, x, alpha, scale, input_scale):
@@ -180,6 +188,7 @@ class Hardtanh(Function):
     """x clipped to [lo, hi].   d/dx = 1 strictly inside (lo, hi), else 0 (PyTorch's choice)."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, x, min_val, max_val):
@@ -204,6 +213,7 @@ class Gelu(Function):
     """
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, x, approximate):
@@ -230,6 +240,7 @@ class Silu(Function):
     """x·σ(x) (also called swish).   d/dx = σ(x)·(1 + x·(1 - σ(x)))."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -247,6 +258,7 @@ class Softplus(Function):
     """(1/β)·log(1 + e^(βx)), and x where βx > threshold.   d/dx = σ(βx) (1 past threshold)."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, x, beta, threshold):
@@ -267,6 +279,7 @@ class LogSigmoid(Function):
     """log σ(x) = -softplus(-x), computed stably.   d/dx = 1 - σ(x) = σ(-x)."""
 
     raw = True
+    tangent_rule = "elementwise"
     name = "logsigmoid"
 
     @staticmethod
@@ -284,6 +297,7 @@ class Mish(Function):
     """x·tanh(softplus(x)).   d/dx = tanh(sp) + x·σ(x)·(1 - tanh²(sp)), sp = softplus(x)."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -301,6 +315,7 @@ class Hardsigmoid(Function):
     """x/6 + ½ clipped to [0, 1].   d/dx = 1/6 for -3 < x < 3, else 0."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, x):
@@ -317,6 +332,7 @@ class Hardswish(Function):
     """x·hardsigmoid(x).   d/dx = 0 for x < -3, x/3 + ½ for -3 <= x <= 3, 1 for x > 3."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, x):

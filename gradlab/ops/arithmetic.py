@@ -7,6 +7,11 @@ input's shape (a value used by many outputs collects all their gradients).
 
 Forwards run on raw arrays (``raw = True``); backwards are tensor code, so
 they are differentiable themselves (``create_graph=True``).
+
+Forward mode goes the other way: each ``jvp`` gives the output's tangent from
+the inputs' tangents (ȧ, ḃ), ẏ = ∂y/∂a · ȧ + ∂y/∂b · ḃ, with no
+unbroadcasting: a tangent of a broadcast input simply broadcasts with it
+(``tangent_sum`` expands the sum to the output's shape).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import as_operand, binary_op, promote, unbroadcast, xp_for
+from ._util import as_operand, binary_op, promote, tangent_sum, unbroadcast, xp_for
 from .selection import where
 from .unary import _StepFunction, floor, log, trunc
 
@@ -43,6 +48,11 @@ class Add(Function):
         sa, sb = ctx.input_shapes
         return unbroadcast(grad, sa), unbroadcast(grad, sb)
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        """ẏ = ȧ + ḃ."""
+        return tangent_sum(ctx.results[0].shape, ta, tb)
+
 
 class Sub(Function):
     """a - b.   d/da = 1, d/db = -1."""
@@ -58,11 +68,17 @@ class Sub(Function):
         sa, sb = ctx.input_shapes
         return unbroadcast(grad, sa), None if sb is None else unbroadcast(-grad, sb)
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        """ẏ = ȧ - ḃ."""
+        return tangent_sum(ctx.results[0].shape, ta, None if tb is None else -tb)
+
 
 class Mul(Function):
-    """a * b.   d/da = b, d/db = a."""
+    """a * b.   d/da = b, d/db = a.   jvp: ẏ = ȧ · b + a · ḃ (linear in each input)."""
 
     raw = True
+    tangent_rule = "multilinear"
 
     @staticmethod
     def forward(ctx, a, b):
@@ -96,11 +112,20 @@ class Div(Function):
         return (None if sa is None else unbroadcast(grad_a, sa),
                 None if sb is None else unbroadcast(-grad_a * out, sb))
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        """ẏ = ȧ/b - (a/b) · ḃ/b."""
+        _, b = ctx.primals
+        (out,) = ctx.results
+        return tangent_sum(out.shape, None if ta is None else ta / b,
+                           None if tb is None else -(out * tb / b))
+
 
 class Neg(Function):
-    """-a.   d/da = -1."""
+    """-a.   d/da = -1.   jvp: ẏ = -ȧ."""
 
     raw = True
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a):
@@ -180,6 +205,7 @@ class PowScalar(Function):
 
     raw = True
     name = "pow"
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, a, exponent):
@@ -221,6 +247,22 @@ class Pow(Function):
                 safe_log = math.log(a) if a > 0 else 0.0
             grad_b = unbroadcast(grad * out * safe_log, sb)
         return grad_a, grad_b
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        """ẏ = b · a^(b-1) · ȧ + a^b · ln a · ḃ (ln a taken as 0 where a = 0)."""
+        a, b = ctx.primals
+        (out,) = ctx.results
+        term_a = term_b = None
+        if ta is not None:
+            term_a = ta * b * a ** (b - 1)
+        if tb is not None:
+            if isinstance(a, Tensor):
+                safe_log = log(where(a == 0, 1.0, a))
+            else:
+                safe_log = math.log(a) if a > 0 else 0.0
+            term_b = tb * out * safe_log
+        return tangent_sum(out.shape, term_a, term_b)
 
 
 def pow(input, exponent) -> Tensor:
@@ -285,6 +327,13 @@ class Remainder(Function):
         return (None if sa is None else unbroadcast(grad, sa),
                 None if sb is None else unbroadcast(-grad * floor(a / b), sb))
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        """ẏ = ȧ - floor(a/b) · ḃ."""
+        a, b = ctx.primals
+        return tangent_sum(ctx.results[0].shape, ta,
+                           None if tb is None else -(tb * floor(a / b)))
+
 
 def remainder(input, other) -> Tensor:
     return binary_op(Remainder, input, other)
@@ -313,6 +362,14 @@ class Addcmul(Function):
                 None if s1 is None else unbroadcast(scaled * t2, s1),
                 None if s2 is None else unbroadcast(scaled * t1, s2), None)
 
+    @staticmethod
+    def jvp(ctx, ta, t1_dot, t2_dot, _):
+        """ẏ = ȧ + value · (ṫ1 · t2 + t1 · ṫ2)."""
+        _, t1, t2, value = ctx.primals
+        return tangent_sum(ctx.results[0].shape, ta,
+                           None if t1_dot is None else t1_dot * t2 * value,
+                           None if t2_dot is None else t1 * t2_dot * value)
+
 
 class Addcdiv(Function):
     """input + value · t1 / t2.   d/dinput = 1, d/dt1 = value / t2,
@@ -335,6 +392,14 @@ class Addcdiv(Function):
         return (unbroadcast(grad, sa),
                 None if s1 is None else unbroadcast(grad_t1, s1),
                 None if s2 is None else unbroadcast(-grad_t1 * t1 / t2, s2), None)
+
+    @staticmethod
+    def jvp(ctx, ta, t1_dot, t2_dot, _):
+        """ẏ = ȧ + value · ṫ1 / t2 - value · (t1 / t2) · ṫ2 / t2."""
+        _, t1, t2, value = ctx.primals
+        return tangent_sum(ctx.results[0].shape, ta,
+                           None if t1_dot is None else t1_dot / t2 * value,
+                           None if t2_dot is None else -(t1 / t2 * t2_dot / t2 * value))
 
 
 def addcmul(input, tensor1, tensor2, *, value=1) -> Tensor:
@@ -410,6 +475,15 @@ class Lerp(Function):
         return (None if sa is None else unbroadcast(grad * (1 - weight), sa),
                 None if se is None else unbroadcast(grad * weight, se),
                 None if sw is None else unbroadcast(grad * (end - a), sw))
+
+    @staticmethod
+    def jvp(ctx, ta, te, tw):
+        """ẏ = (1 - weight) · ȧ + weight · ė + (end - input) · ẇ."""
+        a, end, weight = ctx.primals
+        return tangent_sum(ctx.results[0].shape,
+                           None if ta is None else ta * (1 - weight),
+                           None if te is None else te * weight,
+                           None if tw is None else tw * (end - a))
 
 
 def lerp(input, end, weight) -> Tensor:

@@ -16,6 +16,12 @@ the output::
     dS = P ⊙ (dP − rowsum(dP ⊙ P))      (softmax's backward, row by row)
     dQ = dS K · scale,   dK = dSᵀ Q · scale,   d(mask) = dS
 
+and forward mode pushes tangents the other way through the same three steps::
+
+    Ṡ = (Q̇ Kᵀ + Q K̇ᵀ) · scale + ṁask
+    Ṗ = P ⊙ (Ṡ − rowsum(P ⊙ Ṡ))
+    Ȯ = Ṗ V + P V̇
+
 Masks: a bool mask says which keys a query may attend to (True = take
 part), a float mask is added to the scores (−inf forbids), and
 ``is_causal=True`` lets query i see keys 0..i only. A query that may see no
@@ -40,7 +46,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import unbroadcast, xp_for
+from ._util import tangent_sum, unbroadcast, xp_for
 from .creation import rand
 
 # PyTorch has no torch.scaled_dot_product_attention: only F.scaled_dot_product_attention.
@@ -143,6 +149,34 @@ class ScaledDotProductAttention(Function):
         return (_ungroup(dq, q, g, "q"), _ungroup(dk, k, g, "kv"),
                 _ungroup(dv, v, g, "kv"), _ungroup(dmask, mask, g, "mask"),
                 None, None, None, None, None)
+
+    @staticmethod
+    def jvp(ctx, tq, tk, tv, tmask, *_):
+        """jvp: Ṡ = (Q̇ Kᵀ + Q K̇ᵀ)·scale + ṁask, Ṗ = P ⊙ (Ṡ − rowsum(P ⊙ Ṡ)),
+        Ȯ = Ṗ' V + P' V̇ with P' = P ⊙ keep/(1-p) (Ṗ' likewise); on the grouped views."""
+        q, k, v, _, _, _, g, keep, keep_scale = ctx.primals
+        out, p = ctx.results
+        qg, kg, vg, pg = (_grouped(x, g, kind) for x, kind in
+                          ((q, "q"), (k, "kv"), (v, "kv"), (p, "q")))
+        tq, tk, tv = _grouped(tq, g, "q"), _grouped(tk, g, "kv"), _grouped(tv, g, "kv")
+        keep = _grouped(keep, g, "q")
+        scores_dot = tangent_sum(tuple(pg.shape),
+                                 None if tq is None else (tq @ kg.mT) * ctx.scale,
+                                 None if tk is None else (qg @ tk.mT) * ctx.scale,
+                                 _grouped(tmask, g, "mask"))
+        p_dot = None
+        if scores_dot is not None:  # softmax's jvp, row by row (0 where P is 0: masked keys)
+            p_dot = pg * (scores_dot - (scores_dot * pg).sum(-1, keepdim=True))
+        applied, applied_dot = pg, p_dot
+        if keep is not None:
+            applied = pg * keep * keep_scale
+            applied_dot = None if p_dot is None else p_dot * keep * keep_scale
+        out_grouped = np.broadcast_shapes(tuple(applied.shape[:-2]), tuple(vg.shape[:-2])) + (
+            applied.shape[-2], vg.shape[-1])
+        out_dot = tangent_sum(out_grouped, None if applied_dot is None else applied_dot @ vg,
+                              None if tv is None else applied @ tv)
+        return (None if out_dot is None else out_dot.reshape(tuple(out.shape)),
+                None if p_dot is None else p_dot.reshape(tuple(p.shape)))
 
 
 def _ungroup(grad, like, groups: int, kind: str):

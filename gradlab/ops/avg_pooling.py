@@ -8,6 +8,8 @@ strided slices), then along W.
 Linear, so its backward is its adjoint: each gradient divided by its
 divisor and spread evenly back over its window (overlapping windows add).
 The adjoint of that is avg pooling again, so double backward is free.
+Forward mode too: a linear op's tangent is the op applied to the input's
+tangent (``tangent_rule = "linear"``).
 The window geometry and its checks are shared with max pooling
 (:mod:`.pooling`).
 """
@@ -66,9 +68,13 @@ def _divisor(geo, count_include_pad, divisor_override):
 
 
 class AvgPool(Function):
-    """Σ window / divisor.   d/dx = each gradient / its divisor, spread over its window."""
+    """Σ window / divisor.   d/dx = each gradient / its divisor, spread over its window.
+
+    jvp: ẏ = Σ window of ẋ / divisor (linear).
+    """
 
     raw = True
+    tangent_rule = "linear"
     node_name = "AvgPool2DBackward0"
 
     @staticmethod
@@ -93,9 +99,10 @@ class AvgPool2d(AvgPool):
 
 
 class AvgPoolBackward(Function):
-    """avg pool's backward (its adjoint); its own backward is avg pool again."""
+    """avg pool's backward (its adjoint); its own backward is avg pool again. Linear."""
 
     raw = True
+    tangent_rule = "linear"
     name, node_name = "avg_pool_backward", "AvgPool2DBackwardBackward0"
 
     @staticmethod

@@ -9,6 +9,8 @@ every classifier trains with, so it is one node with its own derivative::
 
 The gradient is "what the model believed minus what was true", and the
 one-hot is never built: the backward subtracts the weight at each target.
+Forward mode reads the same row of the Jacobian along the tangent:
+losṡ_i = Σ_c (softmax(x_i) - one_hot(y_i))_c · ẋ_ic.
 
 The reduction rules shared by every loss (``reduction='none' | 'mean' |
 'sum'`` and the deprecated ``size_average``/``reduce``) live here too;
@@ -22,7 +24,7 @@ import warnings
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import xp_for
+from ._util import tangent_sum, xp_for
 from .creation import arange, as_tensor, zeros, zeros_like
 from .gather_scatter import Scatter
 from .reduction import quietly
@@ -172,6 +174,19 @@ def _mean_divisor(targets: _ClassTargets) -> float:
     return total if total != 0 else 1.0  # all ignored: every gradient is 0 anyway
 
 
+def _const(value, like: Tensor) -> Tensor:
+    """A raw array or number as a constant tensor beside ``like``."""
+    return as_tensor(value, dtype=like.dtype, device=like.device)
+
+
+def _reduce_tangent(per_target: Tensor, targets: _ClassTargets, reduction: str) -> Tensor:
+    """The reduction of per-target tangents, as forward reduced the losses ('mean': ÷ total)."""
+    if reduction == "none":
+        return per_target
+    total = per_target.sum()
+    return total / _mean_divisor(targets) if reduction == "mean" else total
+
+
 # --- cross_entropy with class indices: one node ------------------------------------------------
 
 class CrossEntropy(Function):
@@ -183,6 +198,7 @@ class CrossEntropy(Function):
 
     d loss_i/d x_ic = w[y_i] (p_ic - [c = y_i]), p = softmax(x_i)
     (+ ε/C (W p_ic - w_c) with smoothing, W = Σ_c w_c).
+    jvp: losṡ_i = Σ_c (d loss_i/d x_ic) · ẋ_ic, reduced like the losses.
     """
 
     raw = True
@@ -219,6 +235,16 @@ class CrossEntropy(Function):
         a, e, sum_e = ctx.saved_tensors
         return CrossEntropyBackward.apply(grad, a, e, sum_e, ctx.targets, ctx.reduction,
                                           ctx.smoothing), None, None, None, None
+
+    @staticmethod
+    def jvp(ctx, ta, *_):
+        """jvp: each loss's gradient row (backward for 'none' with grad 1) dotted with ȧ."""
+        a = ctx.primals[0]
+        _, e, sum_e = ctx.saved_tensors
+        targets = ctx.targets
+        ones = as_tensor(1.0, dtype=a.dtype, device=a.device).expand(targets.index.shape)
+        rows = CrossEntropyBackward.apply(ones, a, e, sum_e, targets, "none", ctx.smoothing)
+        return _reduce_tangent((rows * ta).sum(1), targets, ctx.reduction)
 
 
 class CrossEntropyBackward(Function):
@@ -259,36 +285,59 @@ class CrossEntropyBackward(Function):
         grad, a = ctx.saved_tensors
         targets, reduction, smoothing = ctx.targets, ctx.reduction, ctx.smoothing
         classes, nd = a.shape[1], a.ndim
-
-        def const(value):  # a raw array or number as a constant tensor beside a
-            return as_tensor(value, dtype=a.dtype, device=a.device)
-
         p = softmax(a, 1)
-        pick = const(1.0 if targets.w_t is None else targets.w_t).mul(1 - smoothing)
-        k = pick if targets.w_t is None else pick.unsqueeze(1)
-        if smoothing:
-            w_sum = classes if targets.weight is None else float(targets.weight.sum())
-            k = k + const(targets.kept(nd)) * (smoothing / classes * w_sum)
+        pick, k = CrossEntropyBackward.factors(ctx, a)
         grad_grad = grad_a = None
         if ctx.needs_input_grad[0]:  # dx is linear in grad: dx = s(grad) · (k p - D)
             index = as_tensor(targets.index, device=a.device).unsqueeze(1)
             d = zeros_like(a).scatter(1, index, pick.expand(index.shape) if targets.w_t is None
                                       else pick.unsqueeze(1))
             if smoothing:
-                d = d + const(targets.kept(nd)) * const(targets.per_class(nd)) * \
+                d = d + _const(targets.kept(nd), a) * _const(targets.per_class(nd), a) * \
                     (smoothing / classes)
             per_target = (gg * (k * p - d)).sum(1)
             grad_grad = per_target if reduction == "none" else per_target.sum()
             if reduction == "mean":
                 grad_grad = grad_grad / _mean_divisor(targets)
-        if ctx.needs_input_grad[1]:  # only p depends on x: softmax's backward of gg · s · k
-            if reduction == "none":
-                scale = grad.unsqueeze(1)
-            else:
-                scale = grad / _mean_divisor(targets) if reduction == "mean" else grad
-            u = gg * k * scale
-            grad_a = p * (u - (u * p).sum(1, keepdim=True))
+        if ctx.needs_input_grad[1]:
+            grad_a = CrossEntropyBackward.along_softmax(ctx, grad, p, k, gg)
         return grad_grad, grad_a, None, None, None, None, None
+
+    @staticmethod
+    def jvp(ctx, t_grad, ta, *_):
+        """jvp: dx is linear in grad (that term is dx of ġrad), and only p depends on a, with
+        ṗ = p ⊙ (ȧ - Σ_c p ȧ): ḋx = dx(ġrad) + s · k · p ⊙ (ȧ - Σ_c p ȧ)."""
+        grad, a, e, sum_e = ctx.primals[:4]
+        term_grad = term_a = None
+        if t_grad is not None:
+            term_grad = CrossEntropyBackward.apply(t_grad, a, e, sum_e, ctx.targets,
+                                                   ctx.reduction, ctx.smoothing)
+        if ta is not None:  # the Hessian is symmetric: backward's a-part, along ȧ
+            _, k = CrossEntropyBackward.factors(ctx, a)
+            term_a = CrossEntropyBackward.along_softmax(ctx, grad, softmax(a, 1), k, ta)
+        return tangent_sum(ctx.results[0].shape, term_grad, term_a)
+
+    @staticmethod
+    def factors(ctx, a):
+        """``pick`` = (1-ε) w[y_i] and k_i (shaped to broadcast along dim 1), as constants."""
+        targets, smoothing, classes = ctx.targets, ctx.smoothing, a.shape[1]
+        pick = _const(1.0 if targets.w_t is None else targets.w_t, a).mul(1 - smoothing)
+        k = pick if targets.w_t is None else pick.unsqueeze(1)
+        if smoothing:
+            w_sum = classes if targets.weight is None else float(targets.weight.sum())
+            k = k + _const(targets.kept(a.ndim), a) * (smoothing / classes * w_sum)
+        return pick, k
+
+    @staticmethod
+    def along_softmax(ctx, grad, p, k, v):
+        """s · k · p ⊙ (v - Σ_c p v): how dx moves with a along v (softmax's backward of
+        v · s · k; symmetric, so it serves backward and jvp alike)."""
+        if ctx.reduction == "none":
+            scale = grad.unsqueeze(1)
+        else:
+            scale = grad / _mean_divisor(ctx.targets) if ctx.reduction == "mean" else grad
+        u = v * k * scale
+        return p * (u - (u * p).sum(1, keepdim=True))
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100,
@@ -365,10 +414,14 @@ def _cross_entropy_probabilities(input, target, weight, ignore_index, reduction,
 # --- nll_loss: the pick alone, for scores that already are log-probabilities -------------------
 
 class NllLoss(Function):
-    """loss_i = -w[y_i] · x_i[y_i].   d/dx_ic = -w[y_i] where c = y_i, else 0."""
+    """loss_i = -w[y_i] · x_i[y_i].   d/dx_ic = -w[y_i] where c = y_i, else 0.
+
+    jvp: linear in x, so the same pick of ẋ ("linear").
+    """
 
     raw = True
     name = "nll_loss"
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a, target, targets, reduction):  # target: shown only (see CrossEntropy)

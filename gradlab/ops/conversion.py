@@ -1,7 +1,8 @@
 """Changing dtype or device, and copying: ``to``, ``clone``, ``contiguous`` (and ``new_*``).
 
 These are differentiable: the gradient of a cast is the gradient cast back,
-the gradient of a device move is the gradient moved back.
+the gradient of a device move is the gradient moved back. In forward mode
+each is linear: the tangent is cast, moved or copied the same way.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class ToDtype(Function):
 
     raw = True
     name = "to"
+    tangent_rule = "linear"  # the tangent is cast too (an integer target has no tangent)
 
     @staticmethod
     def forward(ctx, a, np_dtype):
@@ -41,6 +43,7 @@ class ToDevice(Function):
     """Copy to another device.   Backward: copy the gradient back."""
 
     name = "to"
+    tangent_rule = "linear"  # the tangent moves along
 
     @staticmethod
     def forward(ctx, t, dev, np_dtype):
@@ -104,6 +107,7 @@ class Clone(Function):
     """A copy with its own memory.   Backward: the gradient passes through."""
 
     raw = True
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a):

@@ -13,6 +13,11 @@ no derivative is written twice, and since backwards call these ops as
 Functions, gradients of gradients (``create_graph=True``) come for free.
 ``conv_transpose2d`` *is* T, with a bias.
 
+Forward mode follows from the same bilinearity: the tangent of A(x, W) + b
+is A(ẋ, W) + A(x, Ẇ) + ḃ (the product rule, with the maps themselves as
+the "products"), and likewise for T and B. Each tangent is again one of
+the three maps, so forward-over-reverse (Hessian-vector products) works too.
+
 Forward runs im2col (see :mod:`gradlab.ops._im2col`): a strided view of
 the windows, copied once into batch-last columns, then ONE matrix product
 for the whole batch; so are the two gradients.
@@ -23,7 +28,7 @@ from __future__ import annotations
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._im2col import ConvGeometry, fold, from_grid, grid, product, product_t, unfold
-from ._util import xp_for
+from ._util import tangent_sum, xp_for
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
 FUNCTIONAL = list(__all__)
@@ -42,6 +47,11 @@ def _from_2d(a, geo: ConvGeometry):
 def _bias_grad(grad: Tensor, geo: ConvGeometry) -> Tensor:
     """The bias adds to every pixel of its channel: its gradient sums over batch and pixels."""
     return grad.sum((0,) + tuple(range(2, 2 + geo.spatial)))
+
+
+def _bias_tangent(tb, geo: ConvGeometry):
+    """The bias's tangent (C,) as (C, 1[, 1]): it moves every pixel of its channel."""
+    return None if tb is None else tb.reshape((-1,) + (1,) * geo.spatial)
 
 
 class Convolution(Function):
@@ -72,6 +82,15 @@ class Convolution(Function):
         return (None if sx is None else ConvTranspose.apply(grad, w, None, geo),
                 None if sw is None else ConvWeightGrad.apply(x, grad, cols, geo),
                 None if sb is None else _bias_grad(grad, geo), None)
+
+    @staticmethod
+    def jvp(ctx, tx, tw, tb, _):
+        """jvp: ẏ = A(ẋ, W) + A(x, Ẇ) + ḃ."""
+        x, w, _, geo = ctx.primals
+        return tangent_sum(ctx.results[0].shape,
+                           None if tx is None else Convolution.apply(tx, w, None, geo),
+                           None if tw is None else Convolution.apply(x, tw, None, geo),
+                           _bias_tangent(tb, geo))
 
 
 class ConvTranspose(Function):
@@ -105,6 +124,15 @@ class ConvTranspose(Function):
                 None if sw is None else ConvWeightGrad.apply(grad, gy, None, geo),
                 None if sb is None else _bias_grad(grad, geo), None)
 
+    @staticmethod
+    def jvp(ctx, tgy, tw, tb, _):
+        """jvp: ẏ = T(ġy, W) + T(gy, Ẇ) + ḃ."""
+        gy, w, _, geo = ctx.primals
+        return tangent_sum(ctx.results[0].shape,
+                           None if tgy is None else ConvTranspose.apply(tgy, w, None, geo),
+                           None if tw is None else ConvTranspose.apply(gy, tw, None, geo),
+                           _bias_tangent(tb, geo))
+
 
 class ConvWeightGrad(Function):
     """B(x, gy): the weight gradient gy · colsᵀ, one product summing over batch and pixels.
@@ -135,6 +163,15 @@ class ConvWeightGrad(Function):
         sx, sgy = ctx.input_shapes[:2]
         return (None if sx is None else ConvTranspose.apply(gy, grad, None, geo),
                 None if sgy is None else Convolution.apply(x, grad, None, geo), None, None)
+
+    @staticmethod
+    def jvp(ctx, tx, tgy, *_):
+        """jvp: ẏ = B(ẋ, gy) + B(x, ġy). Not the "multilinear" shortcut: the saved columns
+        are x's, so the ẋ term must unfold ẋ itself (cols=None)."""
+        x, gy, cols, geo = ctx.primals
+        return tangent_sum(ctx.results[0].shape,
+                           None if tx is None else ConvWeightGrad.apply(tx, gy, None, geo),
+                           None if tgy is None else ConvWeightGrad.apply(x, tgy, cols, geo))
 
 
 # --- argument checks and the public functions ------------------------------------------------

@@ -19,8 +19,8 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import unbroadcast
-from .linalg import einsum
+from ._util import tangent_sum, unbroadcast
+from .linalg import Matmul, einsum
 
 # PyTorch has no torch.linear in its public API, only F.linear.
 __all__ = ["addmm", "addmv", "baddbmm", "addbmm", "bilinear"]
@@ -59,6 +59,14 @@ class Linear(Function):
             if need_b:
                 grad_b = rows.sum(0)
         return grad_x, grad_w, grad_b
+
+    @staticmethod
+    def jvp(ctx, tx, tw, tb):
+        """jvp: ẏ = ẋ Wᵀ + x Ẇᵀ + ḃ (product rule on x Wᵀ; ḃ is added to every row)."""
+        x, weight, _ = ctx.primals
+        return tangent_sum(ctx.results[0].shape,
+                           None if tx is None else Linear.apply(tx, weight, None),
+                           None if tw is None else Linear.apply(x, tw, None), tb)
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -115,6 +123,7 @@ def _explain(input, weight, bias) -> None:
 #
 # (for addmv, m2 is a vector v: d/dm1 = α g vᵀ, an outer product; d/dv = α m1ᵀ g).
 # With β = 0 the input is ignored, so nan or inf in it does not leak through (PyTorch's rule).
+# Forward mode is the product rule on the product (see ``Addmm.jvp``).
 
 class Addmm(Function):
     """out = β·input + α·(m1 @ m2).   dinput = β g,  dm1 = α g m2ᵀ,  dm2 = α m1ᵀ g."""
@@ -147,6 +156,21 @@ class Addmm(Function):
         if need_m2:
             grad_m2 = m1.mT @ scaled
         return grad_input, grad_m1, grad_m2, None, None
+
+    @staticmethod
+    def jvp(ctx, t_input, t_m1, t_m2, *_):
+        """jvp: ẏ = β·ṫ + α·(ṁ1 @ m2 + m1 @ ṁ2), ṫ the input's tangent (ignored when β = 0,
+        like the input's value)."""
+        _, m1, m2, beta, alpha = ctx.primals
+        product = tangent_sum(ctx.results[0].shape,
+                              None if t_m1 is None else Matmul.apply(t_m1, m2),
+                              None if t_m2 is None else Matmul.apply(m1, t_m2))
+        if product is not None and alpha != 1:
+            product = product * alpha
+        if beta == 0 or t_input is None:
+            return product
+        return tangent_sum(ctx.results[0].shape, product,
+                           t_input if beta == 1 else t_input * beta)
 
 
 class Addmv(Addmm):

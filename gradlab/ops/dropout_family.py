@@ -6,6 +6,7 @@ nothing needs rescaling at evaluation time, where dropout is the identity::
 
     y = x · keep / (1 - p),   keep ~ Bernoulli(1 - p)
     dy/dx = keep / (1 - p)     (the same mask: a zeroed value gets no gradient)
+    ẏ = ẋ · keep / (1 - p)     (forward mode: the tangent goes through that mask too)
 
 ``dropout1d``/``dropout2d``/``dropout3d`` draw one keep per *channel* and
 zero whole feature maps (neighbouring pixels are correlated, so zeroing
@@ -44,11 +45,14 @@ class Dropout(Function):
 
     Plain dropout: a = 1/(1 - p), shift = 0. Alpha dropout: a and a shift that
     keep mean 0 and variance 1. Either way dy/dx = keep · a.
+
+    jvp: ẏ = ẋ · keep · a, the mask forward drew (so backward's formula: "elementwise").
     """
 
     raw = True
     name = "dropout"
     node_name = "MulBackward0"  # what PyTorch's graph shows for dropout
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, x, p, mask_shape, generator, alpha):

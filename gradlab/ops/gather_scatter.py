@@ -11,6 +11,10 @@ As in ``indexing.py``, reading and writing are each other's backward: the
 gradient of a gather is scatter-added back to the positions it read, and
 the gradient of an added ``src`` is gathered from where it went
 (``Gather`` <-> ``ScatterAdd``, ``IndexSelect`` <-> ``IndexAdd``).
+
+In forward mode the reads are linear in x (the tangent is read at the same
+positions) and the writes affine in (x, src) together (the tangents are
+written the same way, zeros standing in for a missing one).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from . import creation
 from ._util import add_at, wrap_dim, xp_for
-from .indexing import check_index_range, index_array
+from .indexing import check_index_range, index_array, tangent_or_zeros
 from .inplace import apply_inplace
 from .padding import ConstantPadNd
 
@@ -62,6 +66,7 @@ class Gather(Function):
     """``out[i][j] = x[index[i][j]][j]`` (for dim 0).   Backward: scatter-add the gradient."""
 
     raw = True
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a, dim, index):
@@ -96,6 +101,14 @@ class ScatterAdd(Function):
         grad_src = None if ss is None else _pad_to(Gather.apply(grad, ctx.dim, ctx.index), ss)
         return grad if sa is not None else None, None, None, grad_src
 
+    @staticmethod
+    def jvp(ctx, tangent, _, __, src_tangent):
+        """jvp: ẏ = scatter_add(ẋ, dim, index, ṡ) (a missing tangent is zero)."""
+        a, dim, index, _ = ctx.primals
+        if src_tangent is None:
+            return tangent
+        return ScatterAdd.apply(tangent_or_zeros(tangent, a), dim, index, src_tangent)
+
 
 class Scatter(Function):
     """A copy of x with ``x[index[i][j]][j] = src[i][j]`` (for dim 0; src may be a number).
@@ -119,6 +132,13 @@ class Scatter(Function):
         grad_a = None if sa is None else Scatter.apply(grad, ctx.dim, ctx.index, 0.0)
         grad_src = None if ss is None else _pad_to(Gather.apply(grad, ctx.dim, ctx.index), ss)
         return grad_a, None, None, grad_src
+
+    @staticmethod
+    def jvp(ctx, tangent, _, __, src_tangent):
+        """jvp: ẏ = scatter(ẋ, dim, index, ṡ): ṡ where src was written, ẋ elsewhere."""
+        a, dim, index, _ = ctx.primals
+        return Scatter.apply(tangent_or_zeros(tangent, a), dim, index,
+                             0.0 if src_tangent is None else src_tangent)
 
 
 def _check_dims(op, input, dim, idx, src=None) -> int:
@@ -226,6 +246,7 @@ class IndexSelect(Function):
 
     raw = True
     name = "index_select"
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a, dim, index):
@@ -259,6 +280,14 @@ class IndexAdd(Function):
         sa, _, _, ss = ctx.input_shapes
         grad_src = None if ss is None else IndexSelect.apply(grad, ctx.dim, ctx.index)
         return grad if sa is not None else None, None, None, grad_src
+
+    @staticmethod
+    def jvp(ctx, tangent, _, __, source_tangent):
+        """jvp: ẏ = index_add(ẋ, dim, index, ṡ) (a missing tangent is zero)."""
+        a, dim, index, _ = ctx.primals
+        if source_tangent is None:
+            return tangent
+        return IndexAdd.apply(tangent_or_zeros(tangent, a), dim, index, source_tangent)
 
 
 def _vector_index(op, index, input, dim):

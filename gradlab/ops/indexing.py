@@ -15,6 +15,10 @@ So ``Index`` (read) and ``IndexPut`` (write) are each other's backward. The
 same pairing along one dim (gather / scatter_add, index_select / index_add)
 is in ``gather_scatter.py``.
 
+In forward mode a read is linear (the tangent is read at the same index),
+a write affine in (x, v): ẏ is ẋ with v̇ written at the index (zeros stand
+in for a missing tangent; ``apply_inplace`` hands it to the tensor written).
+
 Indexing follows PyTorch, which differs from NumPy in one case: integers are
 applied first, as basic indexing, so with ``x`` of shape (3, 4, 5),
 ``x[0, :, [1, 2]]`` has shape (4, 2) (NumPy gives (2, 4)). gradlab splits
@@ -231,6 +235,12 @@ def _write(out, key, value, accumulate) -> None:
         region[advanced] = value
 
 
+def tangent_or_zeros(tangent, primal: Tensor) -> Tensor:
+    """Forward mode: ``tangent``, or zeros of ``primal``'s shape when it has none."""
+    return tangent if tangent is not None else creation.zeros(
+        primal.shape, dtype=primal.dtype, device=primal.device)
+
+
 # --- x[index] and x[index] = value: each is the other's backward -----------------------------
 
 class Index(Function):
@@ -242,6 +252,7 @@ class Index(Function):
     """
 
     raw = True
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a, key):
@@ -281,6 +292,15 @@ class IndexPut(Function):
         if sv is not None:
             grad_v = unbroadcast(Index.apply(grad, ctx.key), sv)
         return grad_a, None, grad_v, None
+
+    @staticmethod
+    def jvp(ctx, tangent, _, value_tangent, __):
+        """jvp: ẏ = index_put(ẋ, index, v̇, accumulate) (a missing tangent is zero)."""
+        a, key, _, accumulate = ctx.primals
+        if value_tangent is None and accumulate:
+            return tangent  # adding a constant: ẏ = ẋ
+        return IndexPut.apply(tangent_or_zeros(tangent, a), key,
+                              0.0 if value_tangent is None else value_tangent, accumulate)
 
 
 def getitem(input, index) -> Tensor:
@@ -370,6 +390,13 @@ class MaskedFill(Function):
         sa, _, sv = ctx.input_shapes
         return (None if sa is None else unbroadcast(where(mask, 0.0, grad), sa), None,
                 None if sv is None else where(mask, grad, 0.0).sum().reshape(sv))
+
+    @staticmethod
+    def jvp(ctx, tangent, _, value_tangent):
+        """jvp: ẏ = masked_fill(ẋ, mask, v̇): v̇ where the mask is True, ẋ elsewhere."""
+        a, mask, _ = ctx.primals
+        return MaskedFill.apply(tangent_or_zeros(tangent, a), mask,
+                                0.0 if value_tangent is None else value_tangent)
 
 
 def _mask_args(op, input, mask, value, inplace):

@@ -21,6 +21,11 @@ An in-place op is its out-of-place op plus three things:
 A leaf that requires grad cannot be changed in place while grad mode is on
 (the graph would lose the value the leaf had); update weights under
 ``no_grad()``.
+
+In forward mode (``forward_ad.dual_level``) the op's tangent rule runs on the
+old value's tangent, and the tensor then carries the result's tangent; for a
+view, the base's tangent takes the new tangent in at the view's place
+(``_carry_tangent``), as its values took the new values.
 """
 
 from __future__ import annotations
@@ -32,12 +37,12 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
-from ..autograd.views import rebase_view
+from ..autograd.views import rebase_view, replay_view
 from ..random import get_generator
 from ..storage import Storage
 from ..tensor import Tensor
 from . import arithmetic, selection, unary
-from ._util import as_operand, check_float, unbroadcast, xp_for
+from ._util import as_operand, check_float, tangent_sum, unbroadcast, xp_for
 
 __all__ = ["add_", "sub_", "mul_", "div_", "pow_", "neg_", "exp_", "log_", "sqrt_", "abs_",
            "relu_", "sigmoid_", "tanh_", "erf_", "clamp_", "clip_", "zero_", "fill_", "copy_",
@@ -68,7 +73,8 @@ def apply_inplace(op: type[Function], target: Tensor, *args, convert: bool = Tru
     _check_target(op.name + "_", target)
     if convert:
         args = tuple(_operand_for(op, target, a) for a in args)
-        if op in _UFUNCS and not _records_history(target, args) and _fits(target, args[0]):
+        if op in _UFUNCS and state.dual is None and not _records_history(target, args) and \
+                _fits(target, args[0]):
             _direct_form(op).apply(target, *args)  # e.g. p -= lr * g under no_grad
             target._storage.version += 1
             return target
@@ -133,6 +139,9 @@ def _in_place(name: str, target: Tensor, compute, args) -> Tensor:
         old = Tensor._make(target._data, Storage(target._data.nbytes, target._device),
                            target.grad_fn, target._out_index, target._requires_grad)
         old.name = target.name
+        tangent = target.__dict__.get("_tangent") if state.dual is not None else None
+        if tangent is not None:
+            state.dual.set(old, tangent)  # forward mode: the old value keeps its tangent
     else:
         old = target
     result = compute(old)
@@ -147,14 +156,53 @@ def _in_place(name: str, target: Tensor, compute, args) -> Tensor:
         old._data = target._data.copy()  # backward needs the old values: keep them
     target._data[...] = result._data
     target._storage.version += 1
-    if result.grad_fn is not None:
-        if target._view_base is not None:
-            rebase_view(target, result)  # a view: its base's history changes too
-        else:
-            target.grad_fn = result.grad_fn
-            target._out_index = result._out_index
-            target._requires_grad = True
+    level, state.dual = state.dual, None  # the histories, with no tangents on the way
+    try:
+        if result.grad_fn is not None:
+            if target._view_base is not None:
+                rebase_view(target, result)  # a view: its base's history changes too
+            else:
+                target.grad_fn = result.grad_fn
+                target._out_index = result._out_index
+                target._requires_grad = True
+    finally:
+        state.dual = level
+    if level is not None:
+        _carry_tangent(level, target, result.__dict__.get("_tangent"))
     return target
+
+
+def _carry_tangent(level, target: Tensor, tangent) -> None:
+    """Forward mode: ``target`` now carries ``tangent`` (None: zero). If ``target`` is a view,
+    its base's tangent gets ``tangent`` at the view's place, outside it stays as it was.
+
+    Tangents are never changed in place (one may be another tensor's tangent too): the
+    base gets a changed copy, written with tensor ops so the tangent keeps its history.
+    Like a tangent rule, this runs with forward mode off and emits no events.
+    """
+    base = target._view_base
+    base_tangent = None if base is None else base.__dict__.get("_tangent")
+    if base is None or (base_tangent is None and tangent is None):
+        if tangent is None:
+            target.__dict__.pop("_tangent", None)
+        else:
+            level.set(target, tangent)
+        return
+    from .creation import zeros_like  # creation imports the ops: import when first used
+
+    quiet = state.in_tangent_rule
+    state.dual, state.in_tangent_rule = None, True
+    try:
+        whole = zeros_like(base) if base_tangent is None else base_tangent.clone()
+        inside = replay_view(whole, target._view_steps)  # a view of whole's memory
+        if tangent is None:
+            inside.zero_()
+        else:
+            inside.copy_(tangent)
+    finally:
+        state.dual, state.in_tangent_rule = level, quiet
+    level.set(base, whole)
+    level.set(target, inside)
 
 
 def _records_history(target: Tensor, args) -> bool:
@@ -297,6 +345,11 @@ class Fill(Function):
     def backward(ctx, grad):
         return None, None
 
+    @staticmethod
+    def jvp(ctx, *tangents):
+        """ẏ = 0: a constant doesn't move."""
+        return None
+
 
 def fill_(input, value) -> Tensor:
     if isinstance(value, Tensor):
@@ -325,6 +378,11 @@ class Copy(Function):
     @staticmethod
     def backward(ctx, grad):
         return None, unbroadcast(grad, ctx.input_shapes[1])
+
+    @staticmethod
+    def jvp(ctx, _, t_src):
+        """ẏ = ṡrc, broadcast like src: the old values' tangent is gone with them."""
+        return tangent_sum(ctx.results[0].shape, t_src)
 
 
 def copy_(input, src) -> Tensor:
@@ -356,6 +414,11 @@ class _RandomFill(Function):
     @staticmethod
     def backward(ctx, grad):
         return (None,) * len(ctx.input_shapes)
+
+    @staticmethod
+    def jvp(ctx, *tangents):
+        """ẏ = 0: fresh draws don't move with the old values."""
+        return None
 
 
 def _draw_dtype(a):

@@ -12,6 +12,10 @@ These come in inverse pairs, and each one's backward is its partner:
 ``split``, ``chunk`` and ``unbind`` are one node with several outputs:
 forward returns a tuple of arrays, backward receives one gradient per
 output (the engine fills in zeros for outputs that got none).
+
+In forward mode all of them are linear: ``split`` and ``unbind`` cut the
+tangent as they cut the value (``tangent_rule = "linear"``); ``cat`` and
+``stack`` join the pieces' tangents, with zeros for a piece that has none.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import warnings
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
+from . import creation
 from ._util import wrap_dim, xp_for
 
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "split", "chunk",
@@ -46,6 +51,12 @@ def _check_tensors(op, tensors) -> list:
     return [t if t.dtype is dtype else t.to(dtype) for t in tensors]
 
 
+def _tangents_or_zeros(pieces, tangents) -> list:
+    """Forward mode: each piece's tangent, zeros for a piece that has none (a constant)."""
+    return [t if t is not None else creation.zeros(p.shape, dtype=p.dtype, device=p.device)
+            for p, t in zip(pieces, tangents)]
+
+
 # --- cat and split: each is the other's backward ---------------------------------------------
 
 class Cat(Function):
@@ -66,6 +77,11 @@ class Cat(Function):
     @staticmethod
     def backward(ctx, grad):
         return (None, *split(grad, list(ctx.sizes), ctx.dim))
+
+    @staticmethod
+    def jvp(ctx, _, *tangents):
+        """jvp: ẏ = cat(ẋ₁, ẋ₂, ...), a zero stretch for a piece without tangent."""
+        return Cat.apply(ctx.primals[0], *_tangents_or_zeros(ctx.primals[1:], tangents))
 
 
 def cat(tensors, dim: int = 0) -> Tensor:
@@ -114,6 +130,7 @@ class Split(Function):
 
     raw = True
     name = "split_with_sizes"
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a, sizes, dim):
@@ -189,6 +206,11 @@ class Stack(Function):
     def backward(ctx, grad):
         return (None, *unbind(grad, ctx.dim))
 
+    @staticmethod
+    def jvp(ctx, _, *tangents):
+        """jvp: ẏ = stack(ẋ₁, ẋ₂, ...), a zero slice for a piece without tangent."""
+        return Stack.apply(ctx.primals[0], *_tangents_or_zeros(ctx.primals[1:], tangents))
+
 
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join equal-shaped tensors along a new dim ``dim`` (``stack([a, b])`` has shape
@@ -220,6 +242,7 @@ class Unbind(Function):
     """The slices of ``dim``, one output each (views).   Backward: ``stack`` their gradients."""
 
     raw = True
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a, dim):

@@ -27,9 +27,13 @@ TENSOR_METHODS = ["matmul", "mm", "bmm", "dot", "outer"]
 
 
 class Matmul(Function):
-    """a @ b with NumPy's (= PyTorch's) rules for 1-D and batched operands."""
+    """a @ b with NumPy's (= PyTorch's) rules for 1-D and batched operands.
+
+    jvp: ẏ = ȧ @ b + a @ ḃ (linear in each operand, so the "multilinear" shortcut).
+    """
 
     raw = True
+    tangent_rule = "multilinear"
 
     @staticmethod
     def forward(ctx, a, b):
@@ -154,9 +158,13 @@ class Einsum(Function):
     an index only operand k has was summed in forward, so the gradient is
     the same along it (expand); an index repeated in operand k ('ii') only
     touched the diagonal, so the gradient goes on the diagonal, zeros elsewhere.
+
+    jvp: ẏ = Σ_k einsum(operands with operand k replaced by its tangent): a
+    product is linear in each factor (the "multilinear" shortcut).
     """
 
     raw = True
+    tangent_rule = "multilinear"
 
     @staticmethod
     def forward(ctx, equation, *operands):
@@ -216,10 +224,12 @@ class DiagonalEmbed(Function):
     """Values (indices ``unique``) written on a diagonal (indices ``target``) of zeros.
 
     The backward of einsum's diagonal ('ii->i'); its own backward reads the
-    diagonal back out: ``einsum('ii->i', grad)``.
+    diagonal back out: ``einsum('ii->i', grad)``. Linear in the values, so
+    jvp: ẏ = the same embedding of their tangent.
     """
 
     raw = True
+    tangent_rule = "linear"
     name = "diagonal_backward"  # PyTorch's name for this op
 
     @staticmethod

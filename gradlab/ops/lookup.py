@@ -47,10 +47,14 @@ def _row_factors(indices, num_weights, padding_idx, scale_grad_by_freq):
 
 
 class Embedding(Function):
-    """out[i] = weight[input[i]].   dweight[r] = Σ over the i with input[i] = r of grad[i]."""
+    """out[i] = weight[input[i]].   dweight[r] = Σ over the i with input[i] = r of grad[i].
+
+    jvp: linear in the table, so the tangent is the same lookup in ẇeight: ẏ[i] = ẇ[input[i]].
+    """
 
     raw = True
     name = "embedding"
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
@@ -69,10 +73,12 @@ class EmbeddingBackward(Function):
 
     Linear in grad, so its own derivative reads the rows back: d/dgrad[i] =
     gg[input[i]] times the same factor (0 at padding, 1/count if scaled).
+    jvp: the same scatter-add of ġrad ("linear").
     """
 
     raw = True
     name = "embedding_dense_backward"
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, grad, indices, num_weights, padding_idx, scale_grad_by_freq):

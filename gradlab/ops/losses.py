@@ -18,6 +18,9 @@ Where PyTorch's graph shows one node for a loss (``MseLossBackward0``,
 ``Function`` too, with the reduction folded in and its derivative below it;
 that also keeps it stable (log 0, exp of a large logit). The others (l1,
 kl_div, the margin losses) are short compositions, as in PyTorch.
+
+Forward mode: a loss node's tangent is the reduction of ∂l/∂x · ẋ + ∂l/∂y · ẏ,
+the same per-element slopes its backward uses.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import unbroadcast, xp_for
+from ._util import tangent_sum, unbroadcast, xp_for
 from .classification_losses import FUNCTIONAL as _CLASSIFICATION
 from .classification_losses import (  # noqa: F401 - listed in FUNCTIONAL (F.cross_entropy ...)
     apply_reduction,
@@ -102,6 +105,13 @@ def _each(grad, reduction: str, shape) -> Tensor:
     return grad.expand(shape)
 
 
+def _diff_tangent(ctx, tx, ty):
+    """d = x - y (broadcast) and its tangent ḋ = ẋ - ẏ, for the regression losses' jvp."""
+    x, y = ctx.primals[:2]
+    diff = x - y
+    return diff, tangent_sum(diff.shape, tx, None if ty is None else -ty)
+
+
 class MseLoss(Function):
     """l = (x - y)², reduced.   d/dx = 2 (x - y) = -d/dy."""
 
@@ -121,6 +131,12 @@ class MseLoss(Function):
         diff = x - y
         g = _each(grad, ctx.reduction, diff.shape) * diff * 2
         return unbroadcast(g, ctx.input_shapes[0]), unbroadcast(-g, ctx.input_shapes[1]), None
+
+    @staticmethod
+    def jvp(ctx, tx, ty, _):
+        """jvp: l̇ = reduce(2 (x - y) · (ẋ - ẏ))."""
+        diff, diff_dot = _diff_tangent(ctx, tx, ty)
+        return apply_reduction(diff * diff_dot * 2, ctx.reduction)
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
@@ -167,10 +183,20 @@ class SmoothL1Loss(Function):
     def backward(ctx, grad):
         x, y = ctx.saved_tensors
         diff = x - y
-        slope = where(diff.abs() < ctx.beta, diff / ctx.beta, diff.sign())
-        g = _each(grad, ctx.reduction, diff.shape) * slope
+        g = _each(grad, ctx.reduction, diff.shape) * SmoothL1Loss.slope(diff, ctx.beta)
         return unbroadcast(g, ctx.input_shapes[0]), unbroadcast(-g, ctx.input_shapes[1]), \
             None, None
+
+    @staticmethod
+    def jvp(ctx, tx, ty, *_):
+        """jvp: l̇ = reduce(slope(d) · (ẋ - ẏ))."""
+        diff, diff_dot = _diff_tangent(ctx, tx, ty)
+        return apply_reduction(SmoothL1Loss.slope(diff, ctx.beta) * diff_dot, ctx.reduction)
+
+    @staticmethod
+    def slope(diff, beta):
+        """dl/dd: d/β inside the quadratic zone, sign(d) outside."""
+        return where(diff.abs() < beta, diff / beta, diff.sign())
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
@@ -208,10 +234,20 @@ class HuberLoss(Function):
     def backward(ctx, grad):
         x, y = ctx.saved_tensors
         diff = x - y
-        slope = where(diff.abs() < ctx.delta, diff, diff.sign() * ctx.delta)
-        g = _each(grad, ctx.reduction, diff.shape) * slope
+        g = _each(grad, ctx.reduction, diff.shape) * HuberLoss.slope(diff, ctx.delta)
         return unbroadcast(g, ctx.input_shapes[0]), unbroadcast(-g, ctx.input_shapes[1]), \
             None, None
+
+    @staticmethod
+    def jvp(ctx, tx, ty, *_):
+        """jvp: l̇ = reduce(slope(d) · (ẋ - ẏ))."""
+        diff, diff_dot = _diff_tangent(ctx, tx, ty)
+        return apply_reduction(HuberLoss.slope(diff, ctx.delta) * diff_dot, ctx.reduction)
+
+    @staticmethod
+    def slope(diff, delta):
+        """dl/dd: d inside, δ sign(d) outside."""
+        return where(diff.abs() < delta, diff, diff.sign() * delta)
 
 
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0,
@@ -278,12 +314,26 @@ class BinaryCrossEntropy(Function):
         grad = _each(grad, ctx.reduction, x.shape)
         if w is not None:
             grad = grad * w
-        grad_x = grad_y = None
-        if ctx.needs_input_grad[0]:
-            grad_x = grad * (x - y) / (x * (1 - x)).clamp(min=1e-12)
-        if ctx.needs_input_grad[1]:
-            grad_y = grad * ((-x).log1p().clamp(min=-100) - x.log().clamp(min=-100))
-        return grad_x, grad_y, None, None
+        slope_x, slope_y = BinaryCrossEntropy.slopes(x, y, *ctx.needs_input_grad[:2])
+        return (None if slope_x is None else grad * slope_x,
+                None if slope_y is None else grad * slope_y, None, None)
+
+    @staticmethod
+    def jvp(ctx, tx, ty, *_):
+        """jvp: l̇ = reduce(w (dl/dx · ẋ + dl/dy · ẏ)), with backward's slopes."""
+        x, y = ctx.primals[:2]
+        w = ctx.saved_tensors[2]
+        slope_x, slope_y = BinaryCrossEntropy.slopes(x, y, tx is not None, ty is not None)
+        per = tangent_sum(x.shape, None if tx is None else tx * slope_x,
+                          None if ty is None else ty * slope_y)
+        return apply_reduction(per if w is None else per * w, ctx.reduction)
+
+    @staticmethod
+    def slopes(x, y, need_x: bool, need_y: bool):
+        """(dl/dx, dl/dy) per element, without the weight (None where not needed)."""
+        slope_x = (x - y) / (x * (1 - x)).clamp(min=1e-12) if need_x else None
+        slope_y = (-x).log1p().clamp(min=-100) - x.log().clamp(min=-100) if need_y else None
+        return slope_x, slope_y
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
@@ -329,19 +379,36 @@ class BinaryCrossEntropyWithLogits(Function):
         grad = _each(grad, ctx.reduction, x.shape)
         if w is not None:
             grad = grad * w
-        grad_x = grad_y = None
-        if ctx.needs_input_grad[0]:
+        need_x, need_y = ctx.needs_input_grad[:2]
+        slope_x, slope_y = BinaryCrossEntropyWithLogits.slopes(x, y, pw, need_x, need_y)
+        return (None if slope_x is None else grad * slope_x,
+                None if slope_y is None else grad * slope_y, None, None, None)
+
+    @staticmethod
+    def jvp(ctx, tx, ty, *_):
+        """jvp: l̇ = reduce(w (dl/dx · ẋ + dl/dy · ẏ)), with backward's slopes."""
+        x, y = ctx.primals[:2]
+        _, _, w, pw = ctx.saved_tensors
+        slope_x, slope_y = BinaryCrossEntropyWithLogits.slopes(x, y, pw, tx is not None,
+                                                               ty is not None)
+        per = tangent_sum(x.shape, None if tx is None else tx * slope_x,
+                          None if ty is None else ty * slope_y)
+        return apply_reduction(per if w is None else per * w, ctx.reduction)
+
+    @staticmethod
+    def slopes(x, y, pw, need_x: bool, need_y: bool):
+        """(dl/dx, dl/dy) per element, without the weight (None where not needed)."""
+        slope_x = slope_y = None
+        if need_x:
+            slope_x = x.sigmoid() - y if pw is None else \
+                (1 + (pw - 1) * y) * x.sigmoid() - pw * y
+        if need_y:
             if pw is None:
-                grad_x = grad * (x.sigmoid() - y)
-            else:
-                grad_x = grad * ((1 + (pw - 1) * y) * x.sigmoid() - pw * y)
-        if ctx.needs_input_grad[1]:
-            if pw is None:
-                grad_y = -grad * x
+                slope_y = -x
             else:
                 softplus_neg = (-x).relu() + (-x.abs()).exp().log1p()
-                grad_y = grad * ((pw - 1) * softplus_neg - x)
-        return grad_x, grad_y, None, None, None
+                slope_y = (pw - 1) * softplus_neg - x
+        return slope_x, slope_y
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
@@ -371,11 +438,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 class XLogY(Function):
     """t log t, with 0 log 0 = 0 (PyTorch's xlogy(t, t)): the entropy part of kl_div.
 
-    d/dt = log t + 1.
+    d/dt = log t + 1.   jvp: ṫ · (log t + 1) ("elementwise").
     """
 
     raw = True
     name = "xlogy"
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, t):

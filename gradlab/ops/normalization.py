@@ -20,6 +20,11 @@ values, with ĝ = grad · weight::
 (the two subtracted terms are what flows back through the mean and the
 variance). The backward is tensor code: with ``create_graph=True`` it
 recomputes x̂ from x with tensor ops, so second derivatives are exact.
+
+Forward mode needs the same formula: the Jacobian of x ↦ x̂ is symmetric, so
+the tangent of x̂ is dx's expression applied to ẋ, and by the product rule::
+
+    ẏ = invstd · (ẋ - mean(ẋ) - x̂ · mean(ẋ · x̂)) · weight + x̂ · ẇeight + ḃias
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
-from ._util import check_float, xp_for
+from ._util import check_float, tangent_sum, xp_for
 
 __all__ = ["layer_norm", "group_norm"]
 # Re-exported by gradlab.nn.functional (normalize too: PyTorch has no torch.normalize).
@@ -69,6 +74,19 @@ def _input_grad(ghat: Tensor, xhat: Tensor, invstd: Tensor, dims) -> Tensor:
     """dx = invstd · (ĝ - mean(ĝ) - x̂ · mean(ĝ · x̂)), the means over one group (``dims``)."""
     return (ghat - ghat.mean(dims, keepdim=True)
             - xhat * (ghat * xhat).mean(dims, keepdim=True)) * invstd
+
+
+def _affine_tangent(out_shape, xhat_dot, xhat, weight, t_weight, t_bias, shape=None):
+    """ẏ = ẋ̂ · weight + x̂ · ẇeight + ḃias, with weight and bias reshaped to ``shape``
+    (None: as they are) to line up with x̂."""
+    def lined_up(t):
+        return t if t is None or shape is None else t.reshape(shape)
+
+    if xhat_dot is not None and weight is not None:
+        xhat_dot = xhat_dot * lined_up(weight)
+    return tangent_sum(out_shape, xhat_dot,
+                       None if t_weight is None else xhat * lined_up(t_weight),
+                       lined_up(t_bias))
 
 
 def _channel_shape(ndim: int, channels: int) -> tuple:
@@ -150,6 +168,21 @@ class BatchNorm(Function):
                 grad_x = grad * k1
         return (grad_x, sum_g_xhat.reshape(-1) if need_w else None,
                 sum_g.reshape(-1) if need_b else None, None, None, None, None, None)
+
+    @staticmethod
+    def jvp(ctx, tx, tw, tb, *_):
+        """jvp: ẏ = ẋ̂ · w + x̂ · ẇ + ḃ with, training, ẋ̂ = invstd · (ẋ - mean(ẋ) - x̂ ·
+        mean(ẋ · x̂)) per channel; evaluating, ẋ̂ = invstd · ẋ. As in PyTorch the running
+        statistics are not differentiable: tangents on them are ignored (backward gives None)."""
+        x, weight = ctx.primals[:2]
+        mean, invstd = ctx.saved_tensors[2:]
+        dims = ctx.axes
+        xhat, invstd = _standardize(x, mean, invstd, dims, ctx.eps, ctx.training)
+        xhat_dot = None
+        if tx is not None:
+            xhat_dot = _input_grad(tx, xhat, invstd, dims) if ctx.training else tx * invstd
+        return _affine_tangent(ctx.results[0].shape, xhat_dot, xhat, weight, tw, tb,
+                               _channel_shape(x.ndim, x.shape[1]))
 
 
 def _check_channel_vector(op: str, what: str, t, channels: int, input: Tensor) -> None:
@@ -244,6 +277,16 @@ class LayerNorm(Function):
             grad_b = grad.sum(lead) if lead else grad
         return grad_x, grad_w, grad_b, None, None
 
+    @staticmethod
+    def jvp(ctx, tx, tw, tb, *_):
+        """jvp: ẏ = invstd · (ẋ - mean(ẋ) - x̂ · mean(ẋ · x̂)) · w + x̂ · ẇ + ḃ (means over the
+        normalised dims)."""
+        x, weight = ctx.primals[:2]
+        mean, invstd = ctx.saved_tensors[2:]
+        xhat, invstd = _standardize(x, mean, invstd, ctx.axes, ctx.eps, True)
+        xhat_dot = None if tx is None else _input_grad(tx, xhat, invstd, ctx.axes)
+        return _affine_tangent(ctx.results[0].shape, xhat_dot, xhat, weight, tw, tb)
+
 
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
@@ -311,6 +354,20 @@ class GroupNorm(Function):
         if need_b:
             grad_b = grad.sum(dims)
         return grad_x, None, grad_w, grad_b, None
+
+    @staticmethod
+    def jvp(ctx, tx, _, tw, tb, __):
+        """jvp: layer_norm's on the (N, G, C/G · spatial) view, then ẏ = ẋ̂ · w + x̂ · ẇ + ḃ
+        per channel."""
+        x, _, weight = ctx.primals[:3]
+        mean, invstd = ctx.saved_tensors[2:]
+        shape = tuple(x.shape)
+        grouped = (shape[0], ctx.num_groups, -1)
+        xhat, invstd = _standardize(x.reshape(grouped), mean, invstd, (2,), ctx.eps, True)
+        xhat_dot = None if tx is None else \
+            _input_grad(tx.reshape(grouped), xhat, invstd, (2,)).reshape(shape)
+        return _affine_tangent(shape, xhat_dot, xhat.reshape(shape), weight, tw, tb,
+                               _channel_shape(x.ndim, x.shape[1]))
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,

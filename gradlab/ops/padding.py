@@ -9,7 +9,8 @@ and zero-fills where the input was cropped. Both backwards are one op,
 
 The other padding modes (reflect, replicate, circular) copy the input's own
 values; they are composed from narrow, flip, expand and cat, so their
-gradient comes from those ops with no formula of their own.
+gradient comes from those ops with no formula of their own, and so does
+their tangent in forward mode.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class Narrow(Function):
     """
 
     raw = True
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a, dim, start, length):
@@ -89,6 +91,12 @@ class ConstantPadNd(Function):
     @staticmethod
     def backward(ctx, grad):
         return ConstantPadNd.apply(grad, tuple((-b, -e) for b, e in ctx.pads), 0), None, None
+
+    @staticmethod
+    def jvp(ctx, tangent, *_):
+        """jvp: ẏ = pad(ẋ, pads, 0): the padding value is a constant, so its tangent is 0
+        (the op is affine, not linear, so the "linear" shortcut would pad with value)."""
+        return ConstantPadNd.apply(tangent, ctx.primals[1], 0)
 
 
 PAD_MODES = ("constant", "reflect", "replicate", "circular")

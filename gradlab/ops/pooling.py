@@ -14,6 +14,8 @@ then along H (``kh`` slices), ``kh + kw`` vectorised steps in all.
   each of its two steps; backward retraces them, ``kh + kw`` vectorised
   selects (writes where the windows tile the input, adds where they may
   overlap). The flat int64 indices are only made for ``return_indices``.
+  Forward mode: the output moves as its winner moves, so the tangent is
+  the input's tangent gathered at the same positions (winners fixed).
 
 Everything runs in 2-D; a 1-D pool is a 2-D one with height 1.
 """
@@ -221,6 +223,12 @@ class MaxPool(Function):
     def backward(ctx, grad, *_grad_indices):
         return MaxPoolScatter.apply(grad, ctx.geo, *ctx.saved_tensors), None, None
 
+    @staticmethod
+    def jvp(ctx, t, *_):
+        """jvp: ẏ = ẋ at each window's max position (the indices, if any, have none)."""
+        tangent = MaxPoolGather.apply(t, ctx.geo, *ctx.saved_tensors)
+        return (tangent, None) if len(ctx.results) == 2 else tangent
+
 
 class MaxPool1d(MaxPool):
     name = "max_pool1d"
@@ -235,10 +243,11 @@ class MaxPoolScatter(Function):
 
     Back through the two steps of ``_max_pool_2d`` (H, then W), given the
     offsets that won. Linear in the gradient; its adjoint (and so its
-    backward) is a gather.
+    backward) is a gather. jvp: the scatter of the gradient's tangent.
     """
 
     raw = True
+    tangent_rule = "linear"
     name, node_name = "max_pool_backward", "MaxPool2DWithIndicesBackwardBackward0"
 
     @staticmethod
@@ -257,9 +266,13 @@ class MaxPoolScatter(Function):
 
 
 class MaxPoolGather(Function):
-    """The value at each window's max position (winners fixed): MaxPoolScatter's adjoint."""
+    """The value at each window's max position (winners fixed): MaxPoolScatter's adjoint.
+
+    Linear in x, so jvp: the gather of x's tangent.
+    """
 
     raw = True
+    tangent_rule = "linear"
     name = "max_pool_gather"
 
     @staticmethod

@@ -17,8 +17,10 @@ axis. Resizing is linear in x, so its backward is the *adjoint* map: each
 output gradient is sent back to the input pixels it came from, times the
 same weight (a scatter-add, done as one small matrix product per axis).
 The adjoint is an op too, whose own backward is the resize again, so
-double backward works. The index formulas are PyTorch's, so results match
-it exactly, including for non-integer scales.
+double backward works. Linear also means forward mode is free: the
+tangent is resized like the value (``tangent_rule = "linear"``). The index
+formulas are PyTorch's, so results match it exactly, including for
+non-integer scales.
 """
 
 from __future__ import annotations
@@ -131,9 +133,13 @@ def _apply_adjoint(xp, g, taps):
 
 
 class _Resample(Function):
-    """y = M x along each spatial axis (M: the taps' weights).   dL/dx = Mᵀ dL/dy."""
+    """y = M x along each spatial axis (M: the taps' weights).   dL/dx = Mᵀ dL/dy.
+
+    jvp: ẏ = M ẋ.
+    """
 
     raw = True
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, x, taps, kind):
@@ -146,9 +152,13 @@ class _Resample(Function):
 
 
 class _ResampleAdjoint(Function):
-    """g_x = Mᵀ g_y: each output gradient sent back to its taps.   Its backward is M again."""
+    """g_x = Mᵀ g_y: each output gradient sent back to its taps.   Its backward is M again.
+
+    jvp: ġ_x = Mᵀ ġ_y.
+    """
 
     raw = True
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, grad, taps, kind):

@@ -4,7 +4,9 @@ Most are views (no copy): reshape of a contiguous tensor, transpose,
 permute, expand. Their backward undoes the rearrangement on the gradient:
 reshape back, transpose back, flip back; where values were copied
 (``expand``, ``repeat``) the copies' gradients are summed; where values were
-dropped the gradient there is zero. Cutting out a range and padding
+dropped the gradient there is zero. In forward mode every one of them is
+linear in its input, so a tangent is rearranged by the very same op
+(``tangent_rule = "linear"``). Cutting out a range and padding
 (``narrow``, ``pad``) are in ``padding.py``; keeping a triangle (``tril``,
 ``triu``) in ``triangular.py``.
 """
@@ -58,6 +60,7 @@ class Reshape(Function):
     """Same values, new shape.   Backward: reshape the gradient back."""
 
     raw = True
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a, shape):
@@ -106,6 +109,7 @@ class Expand(Function):
     """Repeat size-1 dims without copying.   Backward: sum the gradient over the copies."""
 
     raw = True
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a, shape):
@@ -154,6 +158,7 @@ class Permute(Function):
     """Reorder dims.   Backward: apply the inverse permutation to the gradient."""
 
     raw = True
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a, dims):
@@ -182,6 +187,7 @@ class Transpose(Function):
     """Swap two dims.   Backward: swap the same two dims of the gradient back."""
 
     raw = True
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a, d0, d1):
@@ -216,6 +222,7 @@ class Unsqueeze(Function):
     """Insert a size-1 dim.   Backward: remove it."""
 
     raw = True
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a, dim):
@@ -234,6 +241,7 @@ class Squeeze(Function):
     """Drop size-1 dims.   Backward: put them back."""
 
     raw = True
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a, dims):
@@ -292,6 +300,7 @@ class Flip(Function):
     """Reverse the order along ``dims`` (a copy, as in PyTorch).   Backward: flip the gradient."""
 
     raw = True
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a, dims):
@@ -324,6 +333,7 @@ class Roll(Function):
     """Shift values along dims, wrapping around.   Backward: roll the gradient back."""
 
     raw = True
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a, shifts, dims):
@@ -387,6 +397,7 @@ class Repeat(Function):
     """
 
     raw = True
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a, sizes):

@@ -32,10 +32,12 @@ def _triangle(a, diagonal, lower):
 class Tril(Function):
     """The lower triangle (on and below diagonal k); Triu: the upper one (on and above).
 
-    Backward: the same triangle of the gradient.
+    Backward: the same triangle of the gradient. Forward mode: the same triangle of the
+    tangent (the op is linear in its input).
     """
 
     raw = True
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a, diagonal, lower):

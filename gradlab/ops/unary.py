@@ -4,6 +4,11 @@ Each op's derivative sits under its forward, as a formula in the output or
 the input: d/dx e^x = e^x (the output, saved), d/dx ln x = 1/x (the input,
 saved). Rounding ops are flat almost everywhere, so their derivative is 0.
 Integer input is computed in the default float dtype, as PyTorch does.
+
+Forward mode needs no second formula here: for a one-input op the tangent is
+the same product, ẏ = f'(a) · ȧ, so ``tangent_rule = "elementwise"`` runs
+backward on the tangent. The fused backward ops below take two inputs and
+write their ``jvp`` out.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import math
 from .. import dtypes as _dt
 from ..autograd.function import Function, _dispatch
 from ..tensor import Tensor
-from ._util import as_operand, xp_for
+from ._util import as_operand, tangent_sum, xp_for
 
 __all__ = ["exp", "log", "log1p", "sqrt", "rsqrt", "abs", "sign", "sin", "cos", "tan", "tanh",
            "sigmoid", "relu", "expm1", "log2", "log10", "exp2", "floor", "ceil", "round",
@@ -36,6 +41,7 @@ class Exp(Function):
     """e^a.   d/da = e^a (the output itself)."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, a):
@@ -53,6 +59,7 @@ class Log(Function):
     """ln a.   d/da = 1/a."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, a):
@@ -69,6 +76,7 @@ class Log1p(Function):
     """ln(1 + a), accurate for small a.   d/da = 1/(1 + a)."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, a):
@@ -85,6 +93,7 @@ class Sqrt(Function):
     """√a.   d/da = 1 / (2√a)."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, a):
@@ -102,6 +111,7 @@ class Rsqrt(Function):
     """1/√a.   d/da = -½ a^(-3/2) = -½ · out³."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, a):
@@ -119,6 +129,7 @@ class Abs(Function):
     """|a|.   d/da = sign(a) (0 at 0, as in PyTorch)."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, a):
@@ -135,6 +146,7 @@ class Sin(Function):
     """sin a.   d/da = cos a."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, a):
@@ -151,6 +163,7 @@ class Cos(Function):
     """cos a.   d/da = -sin a."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, a):
@@ -167,6 +180,7 @@ class Tan(Function):
     """tan a.   d/da = 1 + tan² a."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, a):
@@ -184,6 +198,7 @@ class Tanh(Function):
     """tanh a.   d/da = 1 - tanh² a."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, a):
@@ -201,6 +216,7 @@ class Sigmoid(Function):
     """σ(a) = 1 / (1 + e^-a).   d/da = σ(a) (1 - σ(a))."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, a):
@@ -221,6 +237,7 @@ class Relu(Function):
     """max(a, 0).   d/da = 1 where a > 0, else 0."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, a):
@@ -254,6 +271,14 @@ class TanhBackward(Function):
         grad, out = ctx.saved_tensors
         return gg * (1 - out * out), gg * grad * out * -2
 
+    @staticmethod
+    def jvp(ctx, t_grad, t_out):
+        """ẏ = ġ · (1 - out²) - 2 · grad · out · ȯ."""
+        grad, out = ctx.primals
+        return tangent_sum(ctx.results[0].shape,
+                           None if t_grad is None else TanhBackward.apply(t_grad, out),
+                           None if t_out is None else grad * out * t_out * -2)
+
 
 class SigmoidBackward(Function):
     """grad · out (1 - out).   d/dgrad = out (1 - out),  d/dout = grad · (1 - 2 out)."""
@@ -270,6 +295,14 @@ class SigmoidBackward(Function):
     def backward(ctx, gg):
         grad, out = ctx.saved_tensors
         return gg * (out * (1 - out)), gg * grad * (1 - out * 2)
+
+    @staticmethod
+    def jvp(ctx, t_grad, t_out):
+        """ẏ = ġ · out (1 - out) + grad · (1 - 2 out) · ȯ."""
+        grad, out = ctx.primals
+        return tangent_sum(ctx.results[0].shape,
+                           None if t_grad is None else SigmoidBackward.apply(t_grad, out),
+                           None if t_out is None else grad * (1 - out * 2) * t_out)
 
 
 class ThresholdBackward(Function):
@@ -289,11 +322,17 @@ class ThresholdBackward(Function):
         (mask,) = ctx.saved_tensors
         return gg * mask, None
 
+    @staticmethod
+    def jvp(ctx, t_grad, t_out):
+        """ẏ = ġ where out > 0, else 0 (the step in out moves nothing)."""
+        return None if t_grad is None else ThresholdBackward.apply(t_grad, ctx.primals[1])
+
 
 class Expm1(Function):
     """e^a - 1, accurate for small a.   d/da = e^a = out + 1."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, a):
@@ -311,6 +350,7 @@ class Log2(Function):
     """log₂ a.   d/da = 1 / (a ln 2)."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, a):
@@ -327,6 +367,7 @@ class Log10(Function):
     """log₁₀ a.   d/da = 1 / (a ln 10)."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, a):
@@ -343,6 +384,7 @@ class Exp2(Function):
     """2^a.   d/da = 2^a ln 2."""
 
     raw = True
+    tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, a):
@@ -364,6 +406,11 @@ class _StepFunction(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad * 0.0
+
+    @staticmethod
+    def jvp(ctx, *tangents):
+        """ẏ = 0: a step function doesn't move when its input moves a little."""
+        return None
 
 
 def _step(name: str, xp_name: str):

@@ -10,8 +10,10 @@ import pytest
 
 import gradlab
 import gradlab.nn.functional as F
+import tests.oracle as oracle
 from gradlab.autograd import gradcheck, gradgradcheck
-from tests.oracle import OpCase, needs_torch, standard_op_tests, torch
+from gradlab.ops.attention import ScaledDotProductAttention
+from tests.oracle import OpCase, cases_by_id, check_jvp, needs_torch, standard_op_tests, torch
 
 if torch is not None:
     torch.set_num_threads(1)
@@ -161,6 +163,30 @@ def test_dropout_gradients_and_second_derivatives_check(gqa):
 
     assert gradcheck(fn, inputs, atol=1e-6, rtol=1e-4)
     assert gradgradcheck(fn, inputs, atol=1e-5, rtol=1e-3)
+
+
+def seeded_sdpa(lib, *args, **kw):
+    lib.manual_seed(11)  # the same dropout mask at every evaluation
+    return sdpa(lib, *args, **kw)
+
+
+# Rows PyTorch can't check: dropout masks come from gradlab's generator (PyTorch draws others),
+# and the attention weights P are an output of gradlab's node only (MultiheadAttention's
+# need_weights). Their tangents are checked against finite differences of gradlab alone.
+GRADLAB_ONLY = [
+    OpCase("sdpa_dropout", lambda lib, q, k, v: seeded_sdpa(lib, q, k, v, dropout_p=0.4), QKV),
+    OpCase("sdpa_dropout_gqa_float_mask", lambda lib, q, k, v, m: seeded_sdpa(
+        lib, q, k, v, attn_mask=m, dropout_p=0.3, enable_gqa=True),
+           ((2, 4, 3, 3), (2, 2, 4, 3), (2, 2, 4, 2), (4, 3, 4))),
+    OpCase("sdpa_node_outputs_and_weights", lambda lib, q, k, v: ScaledDotProductAttention.apply(
+        q, k, v, None, True, 0.5, 1, None, 1.0), ((3, 4), (2, 5, 4), (5, 6))),
+]
+
+
+@cases_by_id(GRADLAB_ONLY)
+def test_jvp_of_gradlab_only_rows_matches_finite_differences(case, device, monkeypatch):
+    monkeypatch.setattr(oracle, "torch", None)
+    check_jvp(case, device)
 
 
 # --- errors -----------------------------------------------------------------------------------

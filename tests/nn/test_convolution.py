@@ -236,6 +236,50 @@ def test_double_backward_through_conv_weight_gradient():
         assert np.abs(x.grad.numpy()).sum() > 0
 
 
+def hvp_two_ways(loss, arrays, seed=5):
+    """H·v of the scalar ``loss(*tensors)`` at ``arrays`` along a random v, two ways: as the
+    tangent of the gradient (forward-over-reverse: the jvp of every op backward runs) and
+    as a central difference of the gradient along v. (Shared by the nn op tests.)"""
+    from gradlab.autograd import forward_ad as fwAD
+
+    rng = np.random.default_rng(seed)
+    directions = [rng.standard_normal(a.shape) for a in arrays]
+
+    def gradient(shift):
+        moved = [gradlab.tensor(a + shift * v, requires_grad=True)
+                 for a, v in zip(arrays, directions)]
+        return [g.numpy() for g in gradlab.autograd.grad(loss(*moved), moved)]
+
+    with fwAD.dual_level():
+        duals = [fwAD.make_dual(gradlab.tensor(a, requires_grad=True), gradlab.tensor(v))
+                 for a, v in zip(arrays, directions)]
+        grads = gradlab.autograd.grad(loss(*duals), duals, create_graph=True)
+        tangents = [fwAD.unpack_dual(g).tangent for g in grads]
+    eps = 1e-5
+    by_differences = [(p - m) / (2 * eps) for p, m in zip(gradient(eps), gradient(-eps))]
+    return [t.detach().numpy() for t in tangents], by_differences
+
+
+@pytest.mark.parametrize("op, shapes, kwargs", [
+    ("conv2d", ((2, 4, 6, 5), (6, 2, 3, 2), (6,)), dict(stride=(2, 1), padding=1, groups=2)),
+    ("conv_transpose2d", ((2, 4, 3, 3), (4, 3, 2, 3), (6,)), dict(stride=2, groups=2)),
+    ("conv1d", ((2, 3, 7), (4, 3, 3), (4,)), dict(padding=1, dilation=2)),
+], ids=["conv2d", "conv_transpose2d", "conv1d"])
+def test_hessian_vector_product_by_forward_over_reverse(op, shapes, kwargs):
+    """H·v of L = Σ tanh(conv(x, W, b))² wrt x, W and b at once.
+
+    The backward runs conv_transpose (T), the weight gradient (B, fed the forward's saved
+    columns of x: its tangent rule must unfold ẋ itself) and tanh's helper op.
+    """
+    conv = getattr(gradlab.nn.functional, op)
+    rng = np.random.default_rng(6)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    hvp, by_differences = hvp_two_ways(
+        lambda x, w, b: gradlab.tanh(conv(x, w, b, **kwargs)).pow(2).sum(), arrays)
+    for have, want in zip(hvp, by_differences):
+        np.testing.assert_allclose(have, want, rtol=1e-5, atol=1e-6)
+
+
 # --- errors that teach ------------------------------------------------------------------------
 
 def _t(*shape, dtype=None):

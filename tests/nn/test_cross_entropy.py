@@ -49,7 +49,12 @@ def np_soft_cross_entropy(x, p, weight=None, reduction="mean", smoothing=0.0):
 
 
 def weight_like(lib, x, values=W5):
-    return lib.tensor(values).to(x.dtype)
+    return lib.tensor(values).to(x)  # x's dtype and device
+
+
+def classes(lib, x, values):
+    """Class indices on x's device (the rows run on every device)."""
+    return index_tensor(lib, values).to(x.device)
 
 
 def soft_targets(rng, dtype, shapes):
@@ -63,23 +68,23 @@ CE = []
 for red in ("mean", "sum", "none"):
     CE += [
         OpCase(f"ce_{red}", lambda lib, x, r=red: lib.nn.functional.cross_entropy(
-            x, index_tensor(lib, T4), reduction=r), ((4, 5),),
+            x, classes(lib, x, T4), reduction=r), ((4, 5),),
                numpy=lambda np, x, r=red: np_cross_entropy(x, T4, reduction=r)),
         OpCase(f"ce_weight_ignore_{red}", lambda lib, x, r=red: lib.nn.functional.cross_entropy(
-            x, index_tensor(lib, T4_IGNORED), weight=weight_like(lib, x), reduction=r), ((4, 5),),
+            x, classes(lib, x, T4_IGNORED), weight=weight_like(lib, x), reduction=r), ((4, 5),),
                numpy=lambda np, x, r=red: np_cross_entropy(x, T4_IGNORED, W5, reduction=r)),
         OpCase(f"ce_smoothing_{red}", lambda lib, x, r=red: lib.nn.functional.cross_entropy(
-            x, index_tensor(lib, T4_IGNORED), reduction=r, label_smoothing=0.2), ((4, 5),),
+            x, classes(lib, x, T4_IGNORED), reduction=r, label_smoothing=0.2), ((4, 5),),
                numpy=lambda np, x, r=red: np_cross_entropy(x, T4_IGNORED, reduction=r,
                                                            smoothing=0.2)),
         OpCase(f"ce_smoothing_weight_{red}",
                lambda lib, x, r=red: lib.nn.functional.cross_entropy(
-                   x, index_tensor(lib, T4_IGNORED), weight=weight_like(lib, x), reduction=r,
+                   x, classes(lib, x, T4_IGNORED), weight=weight_like(lib, x), reduction=r,
                    label_smoothing=0.3), ((4, 5),),
                numpy=lambda np, x, r=red: np_cross_entropy(x, T4_IGNORED, W5, reduction=r,
                                                            smoothing=0.3)),
         OpCase(f"ce_spatial_{red}", lambda lib, x, r=red: lib.nn.functional.cross_entropy(
-            x, index_tensor(lib, T_SPATIAL), weight=weight_like(lib, x), reduction=r,
+            x, classes(lib, x, T_SPATIAL), weight=weight_like(lib, x), reduction=r,
             label_smoothing=0.1), ((2, 5, 2, 2),),
                numpy=lambda np, x, r=red: np_cross_entropy(x, T_SPATIAL, W5, reduction=r,
                                                            smoothing=0.1)),
@@ -87,16 +92,16 @@ for red in ("mean", "sum", "none"):
                .cross_entropy(x, p, reduction=r), ((4, 5), (4, 5)), inputs=soft_targets,
                numpy=lambda np, x, p, r=red: np_soft_cross_entropy(x, p, reduction=r)),
         OpCase(f"nll_{red}", lambda lib, x, r=red: lib.nn.functional.nll_loss(
-            x, index_tensor(lib, T4_IGNORED), weight=weight_like(lib, x), reduction=r),
+            x, classes(lib, x, T4_IGNORED), weight=weight_like(lib, x), reduction=r),
                ((4, 5),), numpy=lambda np, x, r=red: _np_nll(x, T4_IGNORED, W5, r)),
     ]
 
 CE += [
     OpCase("ce_one_sample", lambda lib, x: lib.nn.functional.cross_entropy(
-        x, index_tensor(lib, 3), label_smoothing=0.1), ((5,),),
+        x, classes(lib, x, 3), label_smoothing=0.1), ((5,),),
            numpy=lambda np, x: np_cross_entropy(x[None], [3], smoothing=0.1)),
     OpCase("ce_one_sample_none", lambda lib, x: lib.nn.functional.cross_entropy(
-        x, index_tensor(lib, 3), reduction="none"), ((5,),),
+        x, classes(lib, x, 3), reduction="none"), ((5,),),
            numpy=lambda np, x: np_cross_entropy(x[None], [3], reduction="none")[0]),
     OpCase("ce_one_sample_probabilities", lambda lib, x, p: lib.nn.functional.cross_entropy(
         x, p), ((5,), (5,)), inputs=soft_targets,
@@ -109,13 +114,13 @@ CE += [
         x, p, reduction="sum"), ((2, 5, 3), (2, 5, 3)), inputs=soft_targets,
            numpy=lambda np, x, p: np_soft_cross_entropy(x, p, reduction="sum")),
     OpCase("nll_spatial", lambda lib, x: lib.nn.functional.nll_loss(
-        x, index_tensor(lib, T_SPATIAL)), ((2, 5, 2, 2),),
+        x, classes(lib, x, T_SPATIAL)), ((2, 5, 2, 2),),
            numpy=lambda np, x: _np_nll(x, T_SPATIAL, None, "mean")),
     OpCase("nll_one_sample", lambda lib, x: lib.nn.functional.nll_loss(
-        x, index_tensor(lib, 2), reduction="none"), ((5,),),
+        x, classes(lib, x, 2), reduction="none"), ((5,),),
            numpy=lambda np, x: -x[2]),
     OpCase("ce_ignore_index_positive", lambda lib, x: lib.nn.functional.cross_entropy(
-        x, index_tensor(lib, T4), ignore_index=4), ((4, 5),),
+        x, classes(lib, x, T4), ignore_index=4), ((4, 5),),
            numpy=lambda np, x: np_cross_entropy(x, T4, ignore_index=4)),
 ]
 
@@ -179,6 +184,48 @@ def test_create_graph_gives_the_softmax_hessian():
     p /= p.sum()
     hessian = np.diag(p) - np.outer(p, p)  # d²/dx² of logsumexp
     np.testing.assert_allclose(hv.numpy()[0], hessian @ [1.0, -2.0, 0.5], rtol=1e-10)
+
+
+@pytest.mark.parametrize("kw", [
+    {}, {"weight": W5, "label_smoothing": 0.2}, {"reduction": "sum"},
+    {"reduction": "none", "label_smoothing": 0.1}])
+def test_jvp_through_backward_is_the_hessian_vector_product(kw, device):
+    """Forward-over-reverse: a tangent on x carried through backward(create_graph=True) gives
+    H·v, by CrossEntropyBackward's own tangent rule; checked against a central difference
+    of the gradient along v (and torch.func's jvp of grad where PyTorch is installed)."""
+    from gradlab.autograd import forward_ad as fwAD
+
+    rng = np.random.default_rng(4)
+    x0, v = rng.standard_normal((4, 5)), rng.standard_normal((4, 5))
+    if "weight" in kw:
+        kw = dict(kw, weight=gradlab.tensor(np.array(kw["weight"]), device=device))
+    target = gradlab.tensor(T4_IGNORED, device=device)
+
+    def gradient(x_np):
+        x = gradlab.tensor(x_np, device=device, requires_grad=True)
+        (g,) = gradlab.autograd.grad(F.cross_entropy(x, target, **kw).sum(), [x])
+        return g.cpu().numpy()
+
+    with fwAD.dual_level():
+        x = fwAD.make_dual(gradlab.tensor(x0, device=device, requires_grad=True),
+                           gradlab.tensor(v, device=device))
+        (g,) = gradlab.autograd.grad(F.cross_entropy(x, target, **kw).sum(), [x],
+                                     create_graph=True)
+        hv = fwAD.unpack_dual(g).tangent
+    assert hv is not None
+    hv = hv.detach()  # part of the recorded graph: create_graph records the rules too
+    eps = 1e-6
+    want = (gradient(x0 + eps * v) - gradient(x0 - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(hv.cpu().numpy(), want, rtol=1e-5, atol=1e-7)
+    assert np.abs(want).max() > 1e-2  # a Hessian that is not zero along v
+    if torch is not None:
+        tkw = {k: torch.from_numpy(w.cpu().numpy()) if isinstance(w, gradlab.Tensor) else w
+               for k, w in kw.items()}
+        t_target = torch.tensor(T4_IGNORED)
+        _, theirs = torch.func.jvp(
+            torch.func.grad(lambda x: torch.nn.functional.cross_entropy(x, t_target, **tkw)
+                            .sum()), (torch.from_numpy(x0),), (torch.from_numpy(v),))
+        np.testing.assert_allclose(hv.cpu().numpy(), theirs.numpy(), rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("kw", [{}, {"weight": W5, "label_smoothing": 0.2}])

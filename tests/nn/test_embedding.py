@@ -8,7 +8,7 @@ import pytest
 
 import gradlab
 import gradlab.nn as nn
-from tests.oracle import OpCase, index_tensor, needs_torch, standard_op_tests, torch
+from tests.oracle import OpCase, check_jvp, index_tensor, needs_torch, standard_op_tests, torch
 
 F = gradlab.nn.functional
 IDX = [[0, 2, 2], [4, 2, 0]]  # repeated ids: their gradients must add up
@@ -48,7 +48,15 @@ MODIFIED_GRADIENT = [
 globals().update({name: test for name, test in standard_op_tests(
     [OpCase("embedding_" + "_".join(map(str, kw.values())), lookup(IDX, **kw), TABLE,
             numpy=np_lookup(IDX), grad=False) for kw in MODIFIED_GRADIENT],
-    prefix="modified_gradient_").items() if "gradcheck" not in name})
+    prefix="modified_gradient_").items() if "gradcheck" not in name and "jvp" not in name})
+
+
+@pytest.mark.parametrize("kwargs", MODIFIED_GRADIENT)
+def test_jvp_with_modified_gradient_is_the_plain_lookup(kwargs, device):
+    """padding_idx and scale_grad_by_freq change only the backward: the forward is still a
+    lookup, so its tangent is the lookup of the table's tangent (finite differences and
+    torch.func.jvp agree), the padding row included."""
+    check_jvp(OpCase("embedding", lookup(IDX, **kwargs), TABLE), device)
 
 
 @needs_torch

@@ -76,6 +76,17 @@ def test_backward_adds_each_output_gradient_to_its_sources():
     np.testing.assert_array_equal(x.grad.numpy(), np.full((1, 1, 3, 3), 4.0))
 
 
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])
+def test_hessian_vector_product_by_forward_over_reverse(mode):
+    """H·v of Σ resize(x)³: the adjoint op in the backward resizes tangents too (linear)."""
+    from tests.nn.test_convolution import hvp_two_ways
+
+    x = np.random.default_rng(10).standard_normal((2, 2, 4, 5))
+    (hvp,), (want,) = hvp_two_ways(
+        lambda t: F.interpolate(t, scale_factor=1.7, mode=mode).pow(3).sum(), [x])
+    np.testing.assert_allclose(hvp, want, rtol=1e-5, atol=1e-6)
+
+
 @needs_torch
 @pytest.mark.parametrize("mode,shape", [("nearest", (1, 1, 4)), ("nearest-exact", (1, 1, 4, 4)),
                                         ("linear", (1, 1, 4)), ("bilinear", (1, 1, 4, 4)),

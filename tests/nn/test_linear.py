@@ -62,6 +62,21 @@ def test_linear_skips_the_gradient_of_an_input_that_needs_none():
     np.testing.assert_allclose(w.grad.numpy(), np.tile(x.numpy().sum(0), (3, 1)), rtol=1e-5)
 
 
+def test_hessian_vector_product_through_a_linear_tanh_network():
+    """H·v of L = Σ (W2 tanh(W1 x + b1) + b2)² wrt every input and parameter, by
+    forward-over-reverse (linear's tangent rule inside its own backward) and by a central
+    difference of the gradient."""
+    from tests.nn.test_convolution import hvp_two_ways
+
+    rng = np.random.default_rng(9)
+    arrays = [rng.standard_normal(s) for s in ((5, 4), (3, 4), (3,), (2, 3), (2,))]
+    hvp, by_differences = hvp_two_ways(
+        lambda x, w1, b1, w2, b2: F.linear(F.linear(x, w1, b1).tanh(), w2, b2).pow(2).sum(),
+        arrays)
+    for have, want in zip(hvp, by_differences):
+        np.testing.assert_allclose(have, want, rtol=1e-5, atol=1e-6)
+
+
 def test_linear_errors_teach():
     x = gradlab.randn(5, 4)
     with pytest.raises(RuntimeError, match=r"linear: input of shape \(5, 4\) has 4 features.*"

@@ -13,6 +13,7 @@ import pytest
 import gradlab
 import gradlab.nn as nn
 import gradlab.nn.functional as F
+import tests.oracle as oracle
 from tests.oracle import OpCase, index_tensor, needs_torch, standard_op_tests, torch
 
 # kl_div(reduction='mean') warns on purpose (both here and in PyTorch); one test checks that.
@@ -46,6 +47,11 @@ def log_probs(rng, dtype, shapes):
 
 def signs(lib, values):
     return lib.tensor(values, dtype=lib.float64)
+
+
+def labels(lib, x, values):
+    """Class indices on x's device (the rows run on every device)."""
+    return index_tensor(lib, values).to(x.device)
 
 
 def softplus(x):
@@ -96,21 +102,22 @@ for red in ("mean", "sum", "none"):
                numpy=lambda np, x, y, r=red: reduce_np(y * (np.log(y) - x), r)),
         OpCase(f"margin_ranking_{red}",
                lambda lib, a, b, r=red: fn_of(lib).margin_ranking_loss(
-                   a, b, signs(lib, Y_GRID).to(a.dtype), margin=0.3, reduction=r), PAIR,
+                   a, b, signs(lib, Y_GRID).to(a), margin=0.3, reduction=r), PAIR,
                numpy=lambda np, a, b, r=red: reduce_np(
                    np.maximum(0, -np.array(Y_GRID) * (a - b) + 0.3), r)),
         OpCase(f"hinge_embedding_{red}",
                lambda lib, x, r=red: fn_of(lib).hinge_embedding_loss(
-                   x, signs(lib, Y_GRID).to(x.dtype), margin=0.5, reduction=r), ((3, 4),),
+                   x, signs(lib, Y_GRID).to(x), margin=0.5, reduction=r), ((3, 4),),
                numpy=lambda np, x, r=red: reduce_np(
                    np.where(np.array(Y_GRID) == 1, x, np.maximum(0, 0.5 - x)), r)),
         OpCase(f"cosine_embedding_{red}",
                lambda lib, a, b, r=red: fn_of(lib).cosine_embedding_loss(
-                   a, b, signs(lib, Y_ROWS).to(a.dtype), margin=0.1, reduction=r),
+                   a, b, signs(lib, Y_ROWS).to(a), margin=0.1, reduction=r),
                ((3, 5), (3, 5))),
         OpCase(f"multi_margin_{red}",
                lambda lib, x, r=red: fn_of(lib).multi_margin_loss(
-                   x, index_tensor(lib, MM_TARGET), reduction=r), ((3, 4),)),
+                   x, labels(lib, x, MM_TARGET), reduction=r), ((3, 4),),
+               jvp=False),  # see test_multi_margin_jvp_matches_finite_differences
     ]
 
 CASES += [
@@ -129,11 +136,11 @@ CASES += [
     OpCase("mse_0d", lambda lib, x, y: fn_of(lib).mse_loss(x, y), ((), ()),
            numpy=lambda np, x, y: (x - y) ** 2),
     OpCase("bce_weight", lambda lib, x, y: fn_of(lib).binary_cross_entropy(
-        x, y, weight=lib.tensor([0.5, 1.0, 2.0, 1.5]).to(x.dtype)), PAIR, inputs=probabilities),
+        x, y, weight=lib.tensor([0.5, 1.0, 2.0, 1.5]).to(x)), PAIR, inputs=probabilities),
     OpCase("bce_logits_weight_pos_weight",
            lambda lib, x, y: fn_of(lib).binary_cross_entropy_with_logits(
-               x, y, weight=lib.tensor([[0.5], [1.0], [2.0]]).to(x.dtype),
-               pos_weight=lib.tensor([0.5, 1.0, 2.0, 3.0]).to(x.dtype), reduction="sum"),
+               x, y, weight=lib.tensor([[0.5], [1.0], [2.0]]).to(x),
+               pos_weight=lib.tensor([0.5, 1.0, 2.0, 3.0]).to(x), reduction="sum"),
            PAIR, domain=[(-4, 4), (0, 1)]),
     OpCase("kl_div_batchmean", lambda lib, x, y: fn_of(lib).kl_div(x, y, reduction="batchmean"),
            PAIR, inputs=log_probs,
@@ -142,15 +149,25 @@ CASES += [
         x, y, reduction="sum", log_target=True), PAIR, domain=(-3, -0.1),
            numpy=lambda np, x, y: np.sum(np.exp(y) * (y - x))),
     OpCase("cosine_embedding_1d", lambda lib, a, b: fn_of(lib).cosine_embedding_loss(
-        a, b, lib.tensor(-1.0).to(a.dtype), margin=-0.5), ((5,), (5,))),
+        a, b, lib.tensor(-1.0).to(a), margin=-0.5), ((5,), (5,))),
     OpCase("multi_margin_p2_weight", lambda lib, x: fn_of(lib).multi_margin_loss(
-        x, index_tensor(lib, MM_TARGET), p=2, margin=0.7,
-        weight=lib.tensor([0.5, 1.0, 2.0, 1.5]).to(x.dtype)), ((3, 4),)),
+        x, labels(lib, x, MM_TARGET), p=2, margin=0.7,
+        weight=lib.tensor([0.5, 1.0, 2.0, 1.5]).to(x)), ((3, 4),), jvp=False),
     OpCase("multi_margin_1d", lambda lib, x: fn_of(lib).multi_margin_loss(
-        x, index_tensor(lib, 2), reduction="none"), ((4,),)),
+        x, labels(lib, x, 2), reduction="none"), ((4,),), jvp=False),
 ]
 
 globals().update(standard_op_tests(CASES))
+
+
+# PyTorch has no forward-mode formula for multi_margin_loss (torch.func.jvp raises
+# NotImplementedError), so those rows have jvp=False in the table, whose check also asks
+# PyTorch. gradlab composes the loss from ops that have tangent rules, so here its tangent is
+# checked against finite differences alone.
+@oracle.cases_by_id([c for c in CASES if c.name.startswith("multi_margin")])
+def test_multi_margin_jvp_matches_finite_differences(case, device, monkeypatch):
+    monkeypatch.setattr(oracle, "torch", None)
+    oracle.check_jvp(case, device)
 
 
 # --- values at the edges ----------------------------------------------------------------------

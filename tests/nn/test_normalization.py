@@ -113,6 +113,63 @@ CASES = [
 globals().update(standard_op_tests(CASES))
 
 
+# --- forward-over-reverse: tangents through the backward formulas --------------------------------
+
+# (name, op on gradlab or torch's functional module F, x's shape, weight/bias shape)
+THROUGH_BACKWARD = [
+    ("layer_norm", lambda F, x, w, b: F.layer_norm(x, (4,), w, b), (3, 4), (4,)),
+    ("batch_norm_train", lambda F, x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+     (4, 3, 2), (3,)),
+    ("group_norm", lambda F, x, w, b: F.group_norm(x, 2, w, b), (2, 4, 3), (4,)),
+]
+
+
+@pytest.mark.parametrize("name, op, shape, affine", THROUGH_BACKWARD,
+                         ids=[row[0] for row in THROUGH_BACKWARD])
+def test_jvp_through_backward_is_the_hessian_vector_product(name, op, shape, affine, device):
+    """Forward-over-reverse: a tangent on x carried through backward(create_graph=True) gives
+    H·v of f(x) = Σ c ⊙ norm(x), through the tangent rules of the ops in the backward formula;
+    checked against a central difference of the gradient along v (and torch.func). Backward
+    through the op's own jvp (reverse-over-forward) must give the same H·v."""
+    from gradlab.autograd import forward_ad as fwAD
+
+    rng = np.random.default_rng(6)
+    x0, v, c = (rng.standard_normal(shape) for _ in range(3))
+    w, b = rng.standard_normal(affine), rng.standard_normal(affine)
+    F = gradlab.nn.functional
+
+    def on_device(a):
+        return gradlab.tensor(a, device=device)
+
+    def gradient(x_np, dual=None):
+        x = gradlab.tensor(x_np, device=device, requires_grad=True)
+        if dual is not None:
+            x = fwAD.make_dual(x, on_device(dual))
+        (g,) = gradlab.autograd.grad((op(F, x, on_device(w), on_device(b)) * on_device(c)).sum(),
+                                     [x], create_graph=dual is not None)
+        return g
+
+    with fwAD.dual_level():
+        hv = fwAD.unpack_dual(gradient(x0, dual=v)).tangent.detach().cpu().numpy()
+        # reverse-over-forward too: the gradient of the tangent ∇f·v is H·v, through the jvp
+        x = gradlab.tensor(x0, device=device, requires_grad=True)
+        y = op(F, fwAD.make_dual(x, on_device(v)), on_device(w), on_device(b))
+        (hv_reverse,) = gradlab.autograd.grad((fwAD.unpack_dual(y).tangent * on_device(c))
+                                              .sum(), [x])
+    eps = 1e-6
+    want = (gradient(x0 + eps * v).cpu().numpy() - gradient(x0 - eps * v).cpu().numpy()) / (
+        2 * eps)
+    np.testing.assert_allclose(hv, want, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(hv_reverse.cpu().numpy(), want, rtol=1e-5, atol=1e-7)
+    assert np.abs(want).max() > 1e-2  # the Hessian is not zero along v
+    if torch is not None:
+        tw, tb, tc = (torch.from_numpy(a) for a in (w, b, c))
+        _, theirs = torch.func.jvp(
+            torch.func.grad(lambda x: (op(torch.nn.functional, x, tw, tb) * tc).sum()),
+            (torch.from_numpy(x0),), (torch.from_numpy(v),))
+        np.testing.assert_allclose(hv, theirs.numpy(), rtol=1e-8, atol=1e-10)
+
+
 def test_graph_shows_one_node_per_normalization():
     x = gradlab.randn(4, 3, requires_grad=True)
     assert gradlab.nn.functional.batch_norm(x, None, None, training=True).grad_fn.name() == \

@@ -206,6 +206,39 @@ def test_overlapping_windows_add_their_gradients():
     assert x.grad.numpy()[0, 0, 2, 2] == 9.0 and x.grad.numpy().sum() == 9.0
 
 
+def test_max_pool_tangent_is_the_input_tangent_at_the_max_and_indices_have_none():
+    """Forward mode: each output moves as its window's max moves (the winners stay put)."""
+    from gradlab.autograd import forward_ad as fwAD
+
+    rng = np.random.default_rng(7)
+    x, v = rng.standard_normal((2, 3, 6, 6)), rng.standard_normal((2, 3, 6, 6))
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(gradlab.tensor(x), gradlab.tensor(v))
+        out, idx = gradlab.nn.functional.max_pool2d(dual, 3, 2, 1, return_indices=True)
+        tangent = fwAD.unpack_dual(out).tangent
+        assert fwAD.unpack_dual(idx).tangent is None
+    flat = idx.numpy().reshape(2, 3, -1)
+    want = np.take_along_axis(v.reshape(2, 3, -1), flat, axis=-1).reshape(tuple(out.shape))
+    np.testing.assert_array_equal(tangent.numpy(), want)
+
+
+@pytest.mark.parametrize("pool", [
+    lambda F, x: F.max_pool2d(x, 3, 2, 1),  # overlapping windows: the scatter adds up
+    lambda F, x: F.max_pool1d(x.flatten(2), 2, dilation=2, ceil_mode=True),
+    lambda F, x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+    lambda F, x: F.adaptive_avg_pool2d(x, (4, 3)),  # 7 x 5 to 4 x 3: averaging matrices
+], ids=["max_pool2d", "max_pool1d", "avg_pool2d", "adaptive_avg_pool2d"])
+def test_hessian_vector_product_by_forward_over_reverse(pool):
+    """H·v of Σ pool(x)³: the tangent of the gradient runs the tangent rules of the pools'
+    backward ops (max pool's scatter, avg pool's spread) and matches a central difference."""
+    from tests.nn.test_convolution import hvp_two_ways
+
+    x = np.random.default_rng(8).standard_normal((2, 3, 7, 5))
+    (hvp,), (want,) = hvp_two_ways(
+        lambda t: pool(gradlab.nn.functional, t).pow(3).sum(), [x])
+    np.testing.assert_allclose(hvp, want, rtol=1e-5, atol=1e-6)
+
+
 def test_pool_keeps_dtype_and_names_the_op():
     x = gradlab.randn(2, 3, 4, 4, requires_grad=True)
     y = gradlab.nn.functional.max_pool2d(x, 2)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import gradlab
+import gradlab.autograd.forward_ad as fwAD
 from gradlab.ops import activation
 from tests.oracle import (
     OpCase,
@@ -228,6 +229,39 @@ def test_inplace_on_a_leaf_that_requires_grad_raises():
     x = gradlab.tensor([1.0, -1.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="elu_: a leaf tensor that requires grad"):
         activation.elu(x, inplace=True)
+
+
+# --- forward mode ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", INPLACE)
+def test_inplace_forms_carry_the_same_tangent_as_out_of_place(name):
+    fn = getattr(activation, name)
+    x = gradlab.tensor([-2.0, -0.5, 0.7, 3.5], dtype=gradlab.float64)
+    t = gradlab.tensor([0.5, -1.0, 2.0, 0.25], dtype=gradlab.float64)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x, t)
+        expected = fwAD.unpack_dual(fn(dual)).tangent
+        h = dual * 1.0
+        got = fwAD.unpack_dual(fn(h, inplace=True)).tangent
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12)
+    assert not np.allclose(expected.numpy(), 0.0)
+
+
+def test_forward_mode_through_a_small_network_matches_a_central_difference():
+    """Linear -> Tanh -> Linear: one forward pass with a dual input gives J·t."""
+    gradlab.manual_seed(0)
+    model = gradlab.nn.Sequential(gradlab.nn.Linear(3, 5), gradlab.nn.Tanh(),
+                                  gradlab.nn.Linear(5, 2)).double()
+    x = gradlab.randn(4, 3, dtype=gradlab.float64)
+    t = gradlab.randn(4, 3, dtype=gradlab.float64)
+    with fwAD.dual_level():
+        out = model(fwAD.make_dual(x, t))
+        primal, tangent = fwAD.unpack_dual(out)
+    eps = 1e-6
+    with gradlab.no_grad():
+        want = (model(x + eps * t) - model(x - eps * t)).numpy() / (2 * eps)
+        np.testing.assert_allclose(primal.detach().numpy(), model(x).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(tangent.detach().numpy(), want, rtol=1e-6, atol=1e-9)
 
 
 # --- errors -------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 import gradlab
+import gradlab.autograd.forward_ad as fwAD
 from tests.oracle import (
     EMPTY,
     SCALAR,
@@ -285,6 +286,43 @@ def test_shapes_that_do_not_broadcast_name_the_op_and_the_rule():
     with pytest.raises(RuntimeError, match=r"mul: shapes \(2, 3\) and \(4,\) can't be "
                                            r"broadcast.*equal or one of them 1.*Fix"):
         gradlab.ones(2, 3) * gradlab.ones(4)
+
+
+# --- forward-over-reverse: tangents through the backward formulas --------------------------
+
+# Each loss sends its gradient through one op's backward; the Hessian-vector product
+# H·v needs that backward's tangent rule, the fused helpers' (tanh_backward,
+# sigmoid_backward, threshold_backward) included, and the tangents of what the op saved
+# (its output, for tanh, sigmoid, exp and div).
+SECOND_ORDER = {
+    "tanh": lambda x: (gradlab.tanh(x) * x).sum(),
+    "sigmoid": lambda x: (gradlab.sigmoid(x) * x).sum(),
+    "relu": lambda x: (gradlab.relu(x) * x * x).sum(),
+    "exp_div_pow": lambda x: (x.exp() / (x ** 2 + 1)).sum(),
+    "sqrt_log_sin": lambda x: (x.abs().sqrt() * gradlab.log1p(x * x) * x.sin()).sum(),
+}
+
+
+@pytest.mark.parametrize("name", SECOND_ORDER)
+def test_forward_over_reverse_gives_hessian_vector_products(name):
+    """d/dε ∇f(x + εv) = H·v: forward mode through a create_graph backward, against a
+    central difference of the gradient."""
+    loss = SECOND_ORDER[name]
+    x = gradlab.tensor([0.3, -0.7, 1.1, 2.0], dtype=gradlab.float64)
+    v = gradlab.tensor([1.0, -2.0, 0.5, 0.25], dtype=gradlab.float64)
+
+    def gradient(point):
+        point = point.detach().requires_grad_()
+        return gradlab.autograd.grad(loss(point), point)[0].numpy()
+
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x.detach().requires_grad_(), v)
+        (g,) = gradlab.autograd.grad(loss(dual), dual, create_graph=True)
+        hvp = fwAD.unpack_dual(g).tangent
+    assert hvp is not None, f"{name}: the gradient carries no tangent"
+    eps = 1e-6
+    want = (gradient(x + eps * v) - gradient(x - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(hvp.detach().numpy(), want, rtol=1e-6, atol=1e-8)
 
 
 # --- isclose, allclose, equal --------------------------------------------------------------

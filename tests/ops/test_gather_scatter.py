@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import gradlab
+import gradlab.autograd.forward_ad as fwAD
 from tests.oracle import (
     M,
     OpCase,
@@ -113,6 +114,62 @@ def test_scatter_one_hot_and_gather_round_trip():
 
 def _x():
     return gradlab.zeros(3, 4)
+
+
+# --- forward mode ------------------------------------------------------------------------------
+
+def test_forward_over_reverse_through_gather_and_pad_gives_a_hessian_vector_product(device):
+    """The tangent of a gradient recorded with create_graph=True is H·v: it flows through
+    the ops of gather's backward (scatter_add into zeros) and pad's (a crop)."""
+    rng = np.random.default_rng(3)
+    x0, v0 = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    index = gradlab.tensor([[0, 0, 3], [1, 2, 2], [3, 3, 3]], device=device)
+
+    def grad_at(x, create_graph=False):
+        y = gradlab.nn.functional.pad(x.gather(1, index), (1, 1), value=2.0)
+        (g,) = gradlab.autograd.grad((y * y * y).sum(), x, create_graph=create_graph)
+        return g
+
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(gradlab.tensor(x0, device=device, requires_grad=True),
+                              gradlab.tensor(v0, device=device))
+        hvp = fwAD.unpack_dual(grad_at(dual, create_graph=True)).tangent
+    eps = 1e-6
+    plus, minus = (grad_at(gradlab.tensor(x0 + s * v0, device=device, requires_grad=True))
+                   for s in (eps, -eps))
+    want = (plus.cpu().numpy() - minus.cpu().numpy()) / (2 * eps)
+    np.testing.assert_allclose(hvp.detach().cpu().numpy(), want, rtol=1e-6, atol=1e-6)
+    assert np.abs(want).max() > 1  # not vacuous: H·v is far from zero
+
+
+def test_writes_treat_a_missing_tangent_as_zero():
+    x, t = np.arange(6.0).reshape(2, 3), np.full((2, 3), 0.5)
+    index = gradlab.tensor([[2, 0]])
+    with fwAD.dual_level():
+        src = fwAD.make_dual(gradlab.tensor([[10.0, 20.0]], dtype=gradlab.float64),
+                             gradlab.tensor([[1.0, 2.0]], dtype=gradlab.float64))
+        into_plain = gradlab.tensor(x).scatter(1, index, src)  # x has no tangent
+        dual = fwAD.make_dual(gradlab.tensor(x), gradlab.tensor(t))
+        number_in = dual.scatter(1, index, 7.0)  # a number has no tangent
+        added = dual.index_add(1, gradlab.tensor([1]), gradlab.ones(2, 1, dtype=gradlab.float64))
+        tangents = [fwAD.unpack_dual(y).tangent.numpy() for y in (into_plain, number_in, added)]
+    np.testing.assert_array_equal(tangents[0], [[2.0, 0.0, 1.0], [0.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(tangents[1], [[0.0, 0.5, 0.0], [0.5, 0.5, 0.5]])
+    np.testing.assert_array_equal(tangents[2], t)  # adding a constant moves nothing
+
+
+def test_scatter_into_a_view_updates_the_base_tangent():
+    with fwAD.dual_level():
+        base = gradlab.zeros(3, 2, dtype=gradlab.float64)
+        src = fwAD.make_dual(gradlab.tensor([[1.0, 2.0]], dtype=gradlab.float64),
+                             gradlab.tensor([[3.0, 4.0]], dtype=gradlab.float64))
+        view = base.t()
+        view.scatter_(0, gradlab.tensor([[1, 0]]), src)  # view[1, 0] = base[0, 1] gets src[0, 0]
+        np.testing.assert_array_equal(fwAD.unpack_dual(base).tangent.numpy(),
+                                      [[0.0, 3.0], [4.0, 0.0], [0.0, 0.0]])
+        np.testing.assert_array_equal(fwAD.unpack_dual(view).tangent.numpy(),
+                                      [[0.0, 4.0, 0.0], [3.0, 0.0, 0.0]])
+
 
 
 ERRORS = [

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gradlab
+import gradlab.autograd.forward_ad as fwAD
 from tests.oracle import (
     M,
     OpCase,
@@ -291,6 +292,46 @@ def test_one_argument_where_is_nonzero_as_tuple_and_indexes_back():
     assert x.grad.tolist() == [[1.0, 0.0], [0.0, 1.0]]
     assert gradlab.nonzero([0, 3]).tolist() == [[1]]
     assert gradlab.nonzero(x).grad_fn is None
+
+
+# --- forward mode ------------------------------------------------------------------------------
+
+def test_forward_over_reverse_through_indexing_gives_a_hessian_vector_product(device):
+    """H·v as the tangent of a create_graph gradient: it flows through index's backward
+    (an accumulating index_put into zeros), masked_fill's (where) and cat's (split)."""
+    rng = np.random.default_rng(4)
+    x0, v0 = rng.standard_normal((3, 2)), rng.standard_normal((3, 2))
+    mask = gradlab.tensor([[True, False], [False, False], [False, True]], device=device)
+
+    def grad_at(x, create_graph=False):
+        y = gradlab.cat([x[[0, 0, 2]], x.masked_fill(mask, 2.0)[1:]])
+        (g,) = gradlab.autograd.grad((y * y * y).sum(), x, create_graph=create_graph)
+        return g
+
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(gradlab.tensor(x0, device=device, requires_grad=True),
+                              gradlab.tensor(v0, device=device))
+        hvp = fwAD.unpack_dual(grad_at(dual, create_graph=True)).tangent
+    eps = 1e-6
+    plus, minus = (grad_at(gradlab.tensor(x0 + s * v0, device=device, requires_grad=True))
+                   for s in (eps, -eps))
+    want = (plus.cpu().numpy() - minus.cpu().numpy()) / (2 * eps)
+    np.testing.assert_allclose(hvp.detach().cpu().numpy(), want, rtol=1e-6, atol=1e-6)
+    assert np.abs(want).max() > 1  # not vacuous: H·v is far from zero
+
+
+def test_masked_fill_and_index_put_treat_a_missing_tangent_as_zero():
+    x = gradlab.tensor([1.0, -2.0, 3.0], dtype=gradlab.float64)
+    mask = gradlab.tensor([True, False, True])
+    with fwAD.dual_level():
+        value = fwAD.make_dual(gradlab.tensor(5.0, dtype=gradlab.float64),
+                               gradlab.tensor(0.5, dtype=gradlab.float64))
+        filled = x.masked_fill(mask, value)  # only the value moves
+        put = x.index_put((gradlab.tensor([2, 2]),), value, accumulate=True)
+        dual = fwAD.make_dual(x, gradlab.tensor([1.0, 2.0, 3.0], dtype=gradlab.float64))
+        constant = dual.masked_fill(mask, 7.0)  # only x moves
+        got = [fwAD.unpack_dual(y).tangent.tolist() for y in (filled, put, constant)]
+    assert got == [[0.5, 0.0, 0.5], [0.0, 0.0, 1.0], [0.0, 2.0, 0.0]]
 
 
 # --- errors that teach --------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gradlab
+import gradlab.autograd.forward_ad as fwAD
 from tests.oracle import (
     M,
     OpCase,
@@ -204,3 +205,36 @@ def test_index_put_accumulates_repeats_out_of_place():
     assert out.tolist() == [2.0, 0.0, 1.0] and x.tolist() == [0.0, 0.0, 0.0]
     x.index_put_((gradlab.tensor([1]),), gradlab.tensor([5.0]))
     assert x.tolist() == [0.0, 5.0, 0.0]
+
+
+# --- forward mode: a write changes tangents too ------------------------------------------------
+
+@pytest.mark.parametrize("record", [False, True], ids=["no_graph", "graph"])
+def test_setitem_through_a_view_writes_the_tangent_into_the_base(record):
+    """As in PyTorch: writing a dual value into a view of y gives the view that tangent and
+    puts it into y's tangent at the view's place (zeros around it if y had none)."""
+    t = np.arange(12.0).reshape(3, 4)
+    with fwAD.dual_level():
+        w = fwAD.make_dual(gradlab.tensor([10.0, 20.0], dtype=gradlab.float64),
+                           gradlab.tensor([-1.0, -2.0], dtype=gradlab.float64))
+        p = gradlab.zeros(3, 4, dtype=gradlab.float64, requires_grad=record)
+        y = fwAD.make_dual(p, gradlab.tensor(t)).clone()
+        row = y[1]
+        row[1:3] = w
+        plain = gradlab.zeros(3, 4, dtype=gradlab.float64)
+        plain[2][::3] = w
+        got = [fwAD.unpack_dual(z).tangent.tolist() for z in (y, row, plain)]
+    want = t.copy()
+    want[1, 1:3] = [-1.0, -2.0]
+    assert got[0] == want.tolist()
+    assert got[1] == want[1].tolist()
+    assert got[2] == [[0.0] * 4, [0.0] * 4, [-1.0, 0.0, 0.0, -2.0]]
+
+
+def test_setitem_of_a_constant_zeroes_the_tangent_there():
+    with fwAD.dual_level():
+        y = fwAD.make_dual(gradlab.zeros(2, 3, dtype=gradlab.float64),
+                           gradlab.ones(2, 3, dtype=gradlab.float64)).clone()
+        y[:, 1] = 5.0
+        y[gradlab.tensor([[True, False, False], [False, False, False]])] = 3.0  # a mask
+        assert fwAD.unpack_dual(y).tangent.tolist() == [[0.0, 0.0, 1.0], [1.0, 0.0, 1.0]]

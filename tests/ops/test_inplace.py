@@ -237,6 +237,79 @@ def test_update_without_history_still_refuses_a_wrong_shape():
         t.add_(gradlab.ones(4))
 
 
+# --- forward mode: an in-place op changes the tensor's tangent (and its base's) --------------
+
+def _in_place_tangents(lib, fwAD_, x_np, t_np, requires_grad):
+    """Tangents after in-place ops: on a tensor, through views (base and view), into a tensor
+    that had none, and the no_grad fast path (``w.add_(d)`` writing straight into memory)."""
+    x = lib.tensor(x_np, requires_grad=requires_grad)
+    with fwAD_.dual_level():
+        dual = fwAD_.make_dual(x, lib.tensor(t_np))
+        y = dual * 1
+        y.mul_(3)
+        z = dual * 1
+        z[1:].mul_(dual[1:] * 1)  # a view changed in place: z's tangent changes there too
+        z[0].fill_(5.0)  # a constant: zero tangent in row 0
+        row = z[2]
+        row.exp_()  # row is z[2] and stays so: both tangents change
+        e = lib.zeros(3, 4, dtype=lib.float64)  # no tangent until a dual is copied in
+        e[1].copy_(dual[2])
+        r = dual * 1
+        r.relu_()
+        with lib.no_grad():
+            w = lib.ones(3, 4, dtype=lib.float64)
+            w.add_(dual)
+            w.sub_(dual * 2)
+        tangents = [fwAD_.unpack_dual(a).tangent for a in (y, z, row, e, r, w)]
+        values = [fwAD_.unpack_dual(a).primal for a in (y, z, r)]
+    if requires_grad:  # reverse mode still sees what the in-place ops did
+        (values[0].sum() + values[1].sum() + values[2].sum()).backward()
+        tangents.append(x.grad)
+    return [t.detach().numpy().copy() for t in tangents]
+
+
+@pytest.mark.parametrize("requires_grad", [False, True], ids=["no_history", "history"])
+def test_in_place_ops_carry_tangents_through_views(requires_grad):
+    import gradlab.autograd.forward_ad as fwAD
+
+    rng = np.random.default_rng(9)
+    x, t = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    got = _in_place_tangents(gradlab, fwAD, x, t, requires_grad)
+    z = t.copy()
+    z[1:] = 2 * x[1:] * t[1:]
+    z[0] = 0.0
+    z[2] = np.exp(x[2] ** 2) * z[2]
+    e = np.zeros((3, 4))
+    e[1] = t[2]
+    want = [3 * t, z, z[2], e, t * (x > 0), -t]
+    for k, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12, err_msg=f"tangent {k}")
+    if requires_grad:
+        grad = 3 + (x > 0) + np.concatenate([0 * x[:1], 2 * x[1:2],
+                                              np.exp(x[2:] ** 2) * 2 * x[2:]])
+        np.testing.assert_allclose(got[-1], grad, rtol=1e-12)
+    if torch is not None:
+        import torch.autograd.forward_ad as torch_fwAD
+
+        theirs = _in_place_tangents(torch, torch_fwAD, x, t, requires_grad)
+        for k, (g, th) in enumerate(zip(got, theirs)):
+            np.testing.assert_allclose(g, th, rtol=1e-12, atol=1e-12, err_msg=f"tangent {k}")
+
+
+def test_reverse_over_forward_through_an_in_place_op_on_a_view():
+    """The tangent is tensor code too: its gradient w.r.t. the input tangent."""
+    import gradlab.autograd.forward_ad as fwAD
+
+    x = gradlab.tensor([[0.5, -1.0], [2.0, 3.0]], dtype=gradlab.float64)
+    v = gradlab.tensor([[1.0, 1.0], [1.0, 1.0]], dtype=gradlab.float64, requires_grad=True)
+    with fwAD.dual_level():
+        y = fwAD.make_dual(x, v) * 1
+        y[1:].mul_(x[1:])  # tangent: v · x in row 1, v in row 0
+        tangent = fwAD.unpack_dual(y).tangent
+    (tangent * tangent).sum().backward()  # d/dv Σ (v·s)² = 2 v s²
+    np.testing.assert_allclose(v.grad.numpy(), [[2.0, 2.0], [8.0, 18.0]])
+
+
 # --- addcmul_, addcdiv_, lerp_: the optimizers' in-place updates -------------------------------
 
 # Each changes a non-leaf copy (x * 1); operands broadcast to the tensor's shape.

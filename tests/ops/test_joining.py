@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gradlab
+import gradlab.autograd.forward_ad as fwAD
 from tests.oracle import (
     OpCase,
     needs_torch,
@@ -112,6 +113,19 @@ def test_cat_without_grad_inputs_and_mixed_requires_grad():
     out.backward(gradlab.arange(6.0))
     assert x.grad.tolist() == [2.0, 3.0]
     assert gradlab.cat([c, c]).grad_fn is None
+
+
+def test_cat_and_stack_give_zero_tangent_to_pieces_without_one():
+    """PyTorch treats a missing tangent as zeros: the plain piece's stretch of the output's
+    tangent is zero, also when it needed a dtype promotion first (an int piece)."""
+    with fwAD.dual_level():
+        x = fwAD.make_dual(gradlab.tensor([1.0, 2.0]), gradlab.tensor([0.5, -0.5]))
+        plain = gradlab.tensor([7.0, 8.0, 9.0])
+        joined = gradlab.cat([plain, x, gradlab.tensor([3, 4])])
+        stacked = gradlab.stack([x, plain[:2]], 1)
+        halves = x.split(1)  # and a cut: each piece gets its stretch of the tangent
+        got = [fwAD.unpack_dual(y).tangent.tolist() for y in (joined, stacked, *halves)]
+    assert got == [[0.0, 0.0, 0.0, 0.5, -0.5, 0.0, 0.0], [[0.5, 0.0], [-0.5, 0.0]], [0.5], [-0.5]]
 
 
 def test_unbind_of_an_empty_dim_is_an_empty_tuple():

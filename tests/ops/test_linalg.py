@@ -268,6 +268,25 @@ def test_einsum_gradient_of_diagonal_is_zero_off_the_diagonal():
     np.testing.assert_array_equal(y.grad.numpy(), np.ones((2, 3)))
 
 
+def test_hessian_vector_product_through_einsum_diagonal():
+    """Forward-over-reverse: L = Σ_i a_ii³ has H·v = 6 a_ii v_ii on the diagonal, 0 off it.
+
+    The backward of 'ii->i' writes onto a diagonal (DiagonalEmbed) what einsum computed
+    from the output gradient: the tangent of the gradient runs both ops' tangent rules.
+    """
+    from gradlab.autograd import forward_ad as fwAD
+
+    rng = np.random.default_rng(11)
+    a, v = rng.standard_normal((3, 3)), rng.standard_normal((3, 3))
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(gradlab.tensor(a, requires_grad=True), gradlab.tensor(v))
+        loss = gradlab.einsum("ii->i", dual).pow(3).sum()
+        (grad,) = gradlab.autograd.grad(loss, dual, create_graph=True)
+        hvp = fwAD.unpack_dual(grad).tangent
+    np.testing.assert_allclose(hvp.detach().numpy(), np.diag(6 * np.diag(a) * np.diag(v)),
+                               rtol=1e-12)
+
+
 def test_einsum_promotes_dtypes_and_keeps_float32():
     a = gradlab.ones(2, dtype=gradlab.float32)
     assert gradlab.einsum("i,i", a, a).dtype is gradlab.float32
