@@ -167,10 +167,10 @@ def where(condition, input=None, other=None) -> Tensor:
         condition = as_operand(condition)
     if condition.dtype is not _dt.bool:
         condition = condition.to(_dt.bool)
-    a, b = promote(input, other)
-    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        # Two numbers: PyTorch gives the default float (or int64) dtype.
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # Two numbers: PyTorch gives the default float (or int64) dtype, on the
+        # condition's device (promote alone would make a CPU tensor).
         from .creation import tensor
-        a = tensor(a, device=condition.device)
-        a, b = promote(a, b)
+        input = tensor(input, device=condition.device)
+    a, b = promote(input, other)
     return Where.apply(condition, a, b)
