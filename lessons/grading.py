@@ -59,6 +59,19 @@ class TaskResult:
     def symbol(self) -> str:
         return SYMBOLS[self.status]
 
+    def shown(self, verbose: bool = False) -> tuple[tuple[Comparison, ...], int]:
+        """The comparisons worth showing, and how many that held are left out: a failure
+        shows what failed, a pass its last comparison, a TODO or an error none (what
+        held before them would only distract); ``verbose`` shows all."""
+        if verbose:
+            return self.comparisons, 0
+        if self.status == "failed":
+            failed = tuple(c for c in self.comparisons if not c.ok)
+            return failed, len(self.comparisons) - len(failed)
+        if self.status == "passed":
+            return self.comparisons[-1:], 0
+        return (), 0
+
 
 @dataclass(frozen=True)
 class Report:
@@ -103,7 +116,9 @@ class Report:
             lines += ["", "Your file did not load:", _indent(self.load_error)]
         for result in self.results:
             lines.append(f"{result.symbol} {result.title} [{result.name}]: {result.status}")
-            shown = result.comparisons if verbose or not result.passed else result.comparisons[-1:]
+            shown, held = result.shown(verbose)
+            if held:
+                lines.append(f"    ({held} check{'s' if held > 1 else ''} held before this one)")
             for c in shown:
                 mark = "✓" if c.ok else "✗"
                 lines.append(f"    {mark} {c.what}")

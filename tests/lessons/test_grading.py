@@ -505,3 +505,16 @@ def test_a_runaway_recursion_is_one_line_and_a_count(tmp_path):
         text = _where(error, str(student.resolve()))
     assert text.count("line 2, in walk") == 1
     assert "repeated" in text and text.endswith("maximum recursion depth exceeded")
+
+
+def test_what_a_report_shows_of_each_task():
+    from lessons.expect import Comparison
+    from lessons.grading import TaskResult
+
+    held, wrong = Comparison("a", "1", "1", True), Comparison("b", "2", "3", False)
+    failed = TaskResult("t", "T", "failed", comparisons=(held, held, wrong))
+    assert failed.shown() == ((wrong,), 2)
+    assert failed.shown(verbose=True) == ((held, held, wrong), 0)
+    assert TaskResult("t", "T", "passed", comparisons=(held, wrong)).shown() == ((wrong,), 0)
+    assert TaskResult("t", "T", "todo", comparisons=(held,)).shown() == ((), 0)
+    assert TaskResult("t", "T", "error", comparisons=(held,)).shown() == ((), 0)

@@ -59,12 +59,8 @@ def tasks_markup(lesson: Lesson, report: Report | None, hints_open: Mapping[str,
             style = _STYLE[result.status]
             lines.append(f"[b {style}]{result.symbol}[/] [b]{k}. {escape(task.title)}[/b] "
                          f"[{style}]{_WORDS[result.status]}[/]")
-            # A failure shows every comparison up to it; a pass its last; a TODO or an
-            # error none (what passed before it would only distract).
-            shown = {"failed": [c for c in result.comparisons if not c.ok],
-                     "passed": result.comparisons[-1:]}.get(result.status, ())
-            held = sum(c.ok for c in result.comparisons)
-            if result.status == "failed" and held:
+            shown, held = result.shown()
+            if held:
                 lines.append(f"  [dim]{held} check{'s' if held > 1 else ''} held before "
                              "this one[/dim]")
             for c in shown:
