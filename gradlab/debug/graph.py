@@ -115,7 +115,8 @@ class IterationGraph:
         return entry[1] if entry is not None and entry[0]() is tensor else None
 
     def add_op(self, event) -> str | None:
-        """An ``OpForward`` with a node id: a new op box and its input edges."""
+        """An ``OpForward`` with a node id, or one whose outputs carry forward-mode tangents
+        (no backward node: nothing requires grad): a new op box and its input edges."""
         node = self._new_node(f"op{self._ops}", "op", event.op, "forward", event.node_id)
         if node is None:
             return None
@@ -125,7 +126,13 @@ class IterationGraph:
         node.node_id = event.node_id
         node.duration = event.duration
         node.derivative = derivative_rule(event.op)
-        self.by_node_id[event.node_id] = key
+        if event.node_id is not None:
+            self.by_node_id[event.node_id] = key
+        else:  # forward mode only: later ops find this box through its output tensors
+            for ref in event.outputs:
+                live = ref.tensor
+                if live is not None:
+                    self._tensors[id(live)] = (weakref.ref(live), key)
         node.input_shapes = tuple([tuple(r.shape) for r in event.inputs])
         outputs = event.outputs
         node.output_shapes = tuple([tuple(r.shape) for r in outputs])

@@ -250,7 +250,7 @@ class Recorder:
     # --- one method per event type ---------------------------------------------------------
     def _on_op(self, event) -> None:
         op = event.op
-        if event.node_id is None:
+        if event.node_id is None and (self.in_optimizer_step or not _carries_tangent(event)):
             where = " (optimizer step)" if self.in_optimizer_step else " (no graph)"
             self.log_lines.append(LogLine(event.seq, "op", op + where))
             return
@@ -389,3 +389,13 @@ class Recorder:
             self.memory.snapshot(), self.optimizers.snapshot(), tuple(self.losses),
             {name: tuple(series) for name, series in list(self.metrics.items())},
             self.steps_per_second, tuple(self.log_lines), output, error, tuple(breakpoints))
+
+
+def _carries_tangent(event) -> bool:
+    """Forward mode: does an op without a backward node give its outputs tangents? Such
+    ops join the graph, so the app shows the tangents travelling through them."""
+    for ref in event.outputs:
+        live = ref.tensor
+        if live is not None and live.__dict__.get("_tangent") is not None:
+            return True
+    return False

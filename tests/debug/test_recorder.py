@@ -349,3 +349,30 @@ def test_going_light_mid_iteration_leaves_its_graph_partial():
         assert rec.iteration == 2 and rec.complete and not snap(rec).graph.partial
         rec.listening(False)  # after its backward ended: nothing of it is missed
         assert not rec.complete and not snap(rec).graph.partial
+
+
+def test_forward_mode_ops_join_the_graph_without_a_backward_node():
+    """With nothing requiring grad there are no backward nodes, but ops whose outputs carry
+    tangents are boxes of the graph, connected, each with its tangent."""
+    import gradlab.autograd.forward_ad as fwAD
+    from gradlab.debug import Session
+
+    def run():
+        x = gradlab.tensor([1.0, 2.0], dtype=gradlab.float64)
+        with fwAD.dual_level():
+            dual = fwAD.make_dual(x, gradlab.tensor([1.0, 0.5], dtype=gradlab.float64))
+            (dual * dual).sum()
+        (x * 2).sum()  # no tangent, no grad: still only a log line
+
+    with Session() as session:
+        session.run_function(run)
+        assert session.wait_finished(10)
+        snap = session.snapshot()
+    graph = snap.graph
+    ops = {n.label: n for n in graph.nodes if n.kind == "op"}
+    assert list(ops) == ["make_dual", "mul", "sum"]
+    assert ops["sum"].tangent is not None and abs(ops["sum"].tangent.max - 4.0) < 1e-12
+    edges = {(e.source, e.target) for e in graph.edges}
+    assert (ops["make_dual"].key, ops["mul"].key) in edges
+    assert (ops["mul"].key, ops["sum"].key) in edges
+    assert any("(no graph)" in line.text for line in snap.log)
