@@ -42,7 +42,7 @@ def format_list(lessons: tuple[Lesson, ...], saved: dict) -> str:
         mark = _STATE_MARK[progress.state(lesson, saved)]
         tasks = f"{progress.passed_tasks(lesson, saved)}/{len(lesson.tasks)}"
         title = lesson.title if len(lesson.title) <= 56 else lesson.title[:55] + "…"
-        needs = f"  (needs {', '.join(lesson.requires)})" if lesson.requires else ""
+        needs = f"  (some checks need {', '.join(lesson.requires)})" if lesson.requires else ""
         lines.append(f"  {mark} {lesson.number:2d}  {title:<56}  {lesson.minutes:3d}  "
                      f"{tasks:>5}{needs}")
     done = sum(progress.state(lesson, saved) == "done" for lesson in lessons)

@@ -61,7 +61,7 @@ def test_list_shows_every_lesson_with_progress(root, tmp_path, capsys):
     assert code == 0 and err == ""
     header = "    #  lesson" + " " * 52 + "min  tasks"
     first = f"     1  {'A derivative is a slope':<56}   15    0/3"
-    second = f"     2  {LONG_TITLE[:55] + '…':<56}   25    0/2  (needs cuda)"
+    second = f"     2  {LONG_TITLE[:55] + '…':<56}   25    0/2  (some checks need cuda)"
     assert out.splitlines() == [
         header, first, second, "",
         f"0 of 2 done. Your files are in {tmp_path / 'workspace'}.",
