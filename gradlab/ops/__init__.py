@@ -5,10 +5,13 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 
 ===========================  ====================================================================
 ``arithmetic``               add, sub, mul, div, neg, pow, remainder ...
+``fused``                    addcmul, addcdiv, lerp (a whole update step as one node)
 ``unary``                    exp, log, sqrt, sin, tanh, sigmoid, relu, floor ...
+``unary_backward``           tanh_backward, sigmoid_backward, threshold_backward (for backward)
 ``selection``                clamp, maximum, minimum, where
 ``comparison``               eq, lt, logical_and, isnan ... (bool results, no gradient)
-``reduction``                sum, mean, prod, max, argmax, any, cumsum ...
+``reduction``                sum, mean, prod, max, argmax, any ...
+``cumulative``               cumsum (a running sum: a scan, not a reduction)
 ``statistics``               var, std, var_mean, std_mean, norm
 ``softmax_family``           softmax, log_softmax, logsumexp
 ``linalg``                   matmul, bmm, dot, einsum ...
@@ -28,14 +31,21 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``normalization``            batch_norm, layer_norm, group_norm
 ``dropout_family``           dropout, dropout2d, alpha_dropout (random zeroing while training)
 ``lookup``                   embedding (rows of a table picked by index)
-``losses``                   mse_loss, bce, kl_div, margin losses ... (mostly nn.functional only)
+``losses``                   bce, kl_div, margin losses ... (mostly nn.functional only)
+``regression_losses``        mse_loss, l1_loss, smooth_l1_loss, huber_loss (nn.functional only)
 ``classification_losses``    cross_entropy, nll_loss, multi_margin_loss (nn.functional only)
 ``inplace``                  add_, mul_, zero_, copy_ ... (and how versions work)
+``random_fills``             normal_, uniform_, bernoulli_, exponential_ (methods only)
 ``sorting``                  sort, argsort, topk, kthvalue, unique
 ``resampling``               interpolate (nearest, linear, bilinear ...)
 ``attention``                scaled_dot_product_attention
 ``creation``                 tensor, zeros, randn, arange, multinomial ... (no gradient)
 ===========================  ====================================================================
+
+Modules whose names start with ``_`` hold helpers, not ops: ``_util`` (for
+every family), ``_im2col`` (convolution), ``_index_parsing`` (what an index
+means), ``_loss_reduction`` (reduction='mean' ... for every loss) and
+``_class_targets`` (class-index targets of the classification losses).
 
 (``softmax_family``, ``gather_scatter``, ``dropout_family`` and ``lookup``
 are not named ``softmax``, ``scatter``, ``dropout`` and ``embedding``: a
@@ -54,8 +64,10 @@ from . import (
     conversion,
     convolution,
     creation,
+    cumulative,
     dense,
     dropout_family,
+    fused,
     gather_scatter,
     indexing,
     inplace,
@@ -66,7 +78,9 @@ from . import (
     normalization,
     padding,
     pooling,
+    random_fills,
     reduction,
+    regression_losses,
     resampling,
     selection,
     shape,
@@ -75,6 +89,7 @@ from . import (
     statistics,
     triangular,
     unary,
+    unary_backward,
 )
 from .activation import *  # noqa: F403
 from .adaptive_pooling import *  # noqa: F403
@@ -86,8 +101,10 @@ from .comparison import *  # noqa: F403
 from .conversion import *  # noqa: F403
 from .convolution import *  # noqa: F403
 from .creation import *  # noqa: F403
+from .cumulative import *  # noqa: F403
 from .dense import *  # noqa: F403
 from .dropout_family import *  # noqa: F403
+from .fused import *  # noqa: F403
 from .gather_scatter import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .inplace import *  # noqa: F403
@@ -99,7 +116,9 @@ from .methods import install_methods
 from .normalization import *  # noqa: F403
 from .padding import *  # noqa: F403
 from .pooling import *  # noqa: F403
+from .random_fills import *  # noqa: F403
 from .reduction import *  # noqa: F403
+from .regression_losses import *  # noqa: F403
 from .resampling import *  # noqa: F403
 from .selection import *  # noqa: F403
 from .shape import *  # noqa: F403
@@ -108,12 +127,14 @@ from .sorting import *  # noqa: F403
 from .statistics import *  # noqa: F403
 from .triangular import *  # noqa: F403
 from .unary import *  # noqa: F403
+from .unary_backward import *  # noqa: F403
 
-FAMILIES = (arithmetic, unary, selection, comparison, reduction, statistics, softmax_family,
-            linalg, shape, padding, triangular, joining, indexing, gather_scatter, activation,
-            conversion, inplace, dense, convolution, pooling, avg_pooling, adaptive_pooling,
-            normalization, dropout_family, lookup, losses, classification_losses, sorting,
-            resampling, attention, creation)
+FAMILIES = (arithmetic, fused, unary, unary_backward, selection, comparison, reduction,
+            cumulative, statistics, softmax_family, linalg, shape, padding, triangular, joining,
+            indexing, gather_scatter, activation, conversion, inplace, random_fills, dense,
+            convolution, pooling, avg_pooling, adaptive_pooling, normalization, dropout_family,
+            lookup, losses, regression_losses, classification_losses, sorting, resampling,
+            attention, creation)
 """The op families; each binds the functions its TENSOR_METHODS names onto Tensor."""
 
 install_methods(FAMILIES)

@@ -12,22 +12,26 @@ one-hot is never built: the backward subtracts the weight at each target.
 Forward mode reads the same row of the Jacobian along the tangent:
 losṡ_i = Σ_c (softmax(x_i) - one_hot(y_i))_c · ẋ_ic.
 
-The reduction rules shared by every loss (``reduction='none' | 'mean' |
-'sum'`` and the deprecated ``size_average``/``reduce``) live here too;
-:mod:`gradlab.ops.losses` imports them, and re-exports these losses.
+Checking class-index targets and picking at them is in ``_class_targets.py``,
+the reduction rules every loss shares in ``_loss_reduction.py``;
+:mod:`gradlab.ops.losses` re-exports these losses.
 """
 
 from __future__ import annotations
 
-import warnings
-
-from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
+from ._class_targets import (
+    _check_class_target,
+    _ClassTargets,
+    _mean_divisor,
+    _reduce_tangent,
+    _reduce_weighted,
+)
+from ._loss_reduction import apply_reduction, reduction_mode
 from ._util import tangent_sum, xp_for
 from .creation import arange, as_tensor, zeros, zeros_like
 from .gather_scatter import Scatter
-from .reduction import quietly
 from .softmax_family import log_softmax, softmax
 
 __all__: list[str] = []  # none of these is at torch.<name>
@@ -35,156 +39,13 @@ FUNCTIONAL = ["cross_entropy", "nll_loss", "multi_margin_loss"]
 TENSOR_METHODS: list = []
 
 
-# --- reduction: shared by every loss ------------------------------------------------------------
-
-_REDUCTIONS = ("none", "mean", "sum")
-_ENUM = {0: "none", 1: "mean", 2: "sum"}  # torch.kl_div(..., reduction=1) and friends
-
-
-def reduction_mode(op: str, reduction, size_average=None, reduce=None,
-                   extra: tuple = ()) -> str:
-    """The reduction as a string, from ``reduction`` or the deprecated pair (as PyTorch)."""
-    if size_average is not None or reduce is not None:
-        size_average = True if size_average is None else size_average
-        reduce = True if reduce is None else reduce
-        reduction = "none" if not reduce else "mean" if size_average else "sum"
-        warnings.warn(f"{op}: size_average and reduce are deprecated; use "
-                      f"reduction='{reduction}' instead.", UserWarning, stacklevel=3)
-        return reduction
-    if isinstance(reduction, int) and not isinstance(reduction, bool):
-        reduction = _ENUM.get(reduction, reduction)
-    if reduction not in _REDUCTIONS + extra:
-        valid = ", ".join(repr(r) for r in _REDUCTIONS + extra)
-        raise ValueError(f"{op}: {reduction!r} is not a valid reduction; use one of {valid}: "
-                         "'none' keeps one loss per element, 'mean' averages them, 'sum' adds "
-                         "them up")
-    return reduction
-
-
-def apply_reduction(loss: Tensor, reduction: str) -> Tensor:
-    """'mean' or 'sum' of the per-element losses, or the losses themselves for 'none'."""
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    return loss
-
-
 def _shape(t) -> tuple:
     return tuple(t.shape)
-
-
-# --- class-index targets: checks and the index of each target in the scores ------------------
-
-def _check_class_target(op: str, input: Tensor, target, weight, ignore_index):
-    """Validate (N, C, d1, ...) scores against (N, d1, ...) class indices.
-
-    Returns the raw target, the raw weight (or None) and whether any target may
-    equal ``ignore_index`` (it cannot if it lies outside the targets' range).
-    """
-    if not isinstance(target, Tensor) or target.dtype is not _dt.int64:
-        what = target.dtype if isinstance(target, Tensor) else type(target).__name__
-        raise TypeError(
-            f"{op}: target must hold class indices as int64, got {what} with shape "
-            f"{_shape(target) if isinstance(target, Tensor) else '?'} (input "
-            f"{_shape(input)}). Fix: target.long()")
-    want = input.shape[:1] + input.shape[2:]
-    if _shape(target) != tuple(want):
-        raise ValueError(
-            f"{op}: target shape {_shape(target)} doesn't match input {_shape(input)}: class "
-            f"indices need the input's shape without the class dim 1, i.e. {tuple(want)}")
-    classes = input.shape[1]
-    t = target._data
-    maybe_ignored = False
-    if t.size:
-        low, high = int(t.min()), int(t.max())
-        maybe_ignored = ignore_index is not None and low <= ignore_index <= high
-        if low < 0 or high >= classes:
-            bad = t[(t < 0) | (t >= classes)]
-            if ignore_index is not None:
-                bad = bad[bad != ignore_index]
-            if bad.size:
-                skip = "" if ignore_index is None else \
-                    f", or equal ignore_index={ignore_index} to be skipped"
-                raise IndexError(
-                    f"{op}: target has class {int(bad.reshape(-1)[0])} but input has {classes} "
-                    f"classes (input {_shape(input)}, target {_shape(target)}); classes must be "
-                    f"in [0, {classes - 1}]{skip}")
-    w = None
-    if weight is not None:
-        if _shape(weight) != (classes,):
-            raise ValueError(f"{op}: weight must have one entry per class, shape ({classes},), "
-                             f"got {_shape(weight)} (input {_shape(input)})")
-        w = weight._data.astype(input._data.dtype, copy=False)
-    return t, w, maybe_ignored
-
-
-class _ClassTargets:
-    """What cross_entropy and nll_loss know about their targets, as raw arrays.
-
-    ``key`` indexes the target class at every position (``scores[key]`` has
-    the target's shape); ``keep`` is False where ``target == ignore_index``
-    (None: nothing ignored); ``w_t`` is each target's weight, 0 where ignored
-    (None: all 1); ``total`` is their sum, the divisor of ``reduction='mean'``.
-    The common case, nothing ignored and no weight, does no extra work.
-    """
-
-    __slots__ = ("key", "index", "keep", "w_t", "weight", "total")
-
-    def __init__(self, xp, target, weight, ignore_index, maybe_ignored, dtype):
-        keep = target != ignore_index if maybe_ignored else None
-        if keep is not None and keep.all():
-            keep = None
-        self.keep = keep
-        self.index = index = target if keep is None else xp.where(keep, target, 0)
-        n = index.ndim  # scores are (N, C, d1, ...), index is (N, d1, ...)
-        key = [xp.arange(s).reshape((s,) + (1,) * (n - 1 - d)) for d, s in enumerate(index.shape)]
-        key.insert(1, index)
-        self.key = tuple(key)
-        if weight is None:
-            self.w_t = None if keep is None else keep.astype(dtype)
-        else:
-            self.w_t = weight[index] if keep is None else weight[index] * keep
-        self.weight = weight
-        self.total = index.size if self.w_t is None else self.w_t.sum()
-
-    def per_class(self, ndim: int):
-        """The class weights shaped to broadcast along dim 1 of an ``ndim``-dim array (or 1)."""
-        w = self.weight
-        return 1.0 if w is None else w.reshape((-1,) + (1,) * (ndim - 2))
-
-    def kept(self, ndim: int):
-        """``keep`` shaped (N, 1, d1, ...) as 0/1 (or the number 1 when nothing is ignored)."""
-        keep = self.keep
-        return 1.0 if keep is None else keep.reshape(keep.shape[:1] + (1,) + keep.shape[1:])
-
-
-def _reduce_weighted(loss, targets: _ClassTargets, reduction: str):
-    if reduction == "none":
-        return loss
-    if reduction == "sum":
-        return loss.sum()
-    if targets.total:
-        return loss.sum() / targets.total
-    return quietly(lambda: loss.sum() / targets.total)  # all ignored: 0/0 = nan, as PyTorch
-
-
-def _mean_divisor(targets: _ClassTargets) -> float:
-    total = float(targets.total)
-    return total if total != 0 else 1.0  # all ignored: every gradient is 0 anyway
 
 
 def _const(value, like: Tensor) -> Tensor:
     """A raw array or number as a constant tensor beside ``like``."""
     return as_tensor(value, dtype=like.dtype, device=like.device)
-
-
-def _reduce_tangent(per_target: Tensor, targets: _ClassTargets, reduction: str) -> Tensor:
-    """The reduction of per-target tangents, as forward reduced the losses ('mean': ÷ total)."""
-    if reduction == "none":
-        return per_target
-    total = per_target.sum()
-    return total / _mean_divisor(targets) if reduction == "mean" else total
 
 
 # --- cross_entropy with class indices: one node ------------------------------------------------

@@ -23,8 +23,9 @@ from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
 from . import creation
+from ._index_parsing import check_index_range, index_array
 from ._util import add_at, wrap_dim, xp_for
-from .indexing import check_index_range, index_array, tangent_or_zeros
+from .indexing import tangent_or_zeros
 from .inplace import apply_inplace
 from .padding import ConstantPadNd
 

@@ -1,4 +1,4 @@
-"""Reductions: many values in, fewer out (and cumsum, which keeps a running sum along a dim).
+"""Reductions: many values in, fewer out.
 
 The backward of a reduction sends each output's gradient back to the inputs
 it summarised: ``sum`` copies it to every input (expand), ``mean`` also
@@ -6,12 +6,13 @@ divides by the count, ``amax`` shares it among the inputs that tied for the
 max, ``max(dim)`` gives it to the one index it returned.
 
 Forward mode collects the tangents each output summarises, ẏ = Σ_i (∂y/∂a_i)·ȧ_i:
-``sum``, ``mean`` and ``cumsum`` are linear (their tangent is the op applied
-to ȧ); ``max(dim)``, like sort, picks ȧ at the index it returned.
+``sum`` and ``mean`` are linear (their tangent is the op applied to ȧ);
+``max(dim)``, like sort, picks ȧ at the index it returned.
 
 The helpers below (which dims, the reduced shape, ``expand_reduced``) are
 shared with the families built on reductions: ``statistics`` (var, std,
-norm) and ``softmax_family`` (softmax, log_softmax, logsumexp).
+norm) and ``softmax_family`` (softmax, log_softmax, logsumexp); ``cumulative``
+(cumsum) uses ``dim_axis``.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from .shape import Expand
 from .sorting import picked_tangent
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "any", "all",
-           "cumsum", "return_types"]
+           "return_types"]
 TENSOR_METHODS = [n for n in __all__ if n != "return_types"]
 
 
@@ -425,36 +426,3 @@ def any(input, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
 def all(input, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True where every element (over ``dim``) is nonzero; True for no elements."""
     return All.apply(input, reduce_dims(input, dim, "all"), keepdim, True)
-
-
-class Cumsum(Function):
-    """Running sum out_k = Σ_{i<=k} a_i.   d/da_i = Σ_{k>=i} g_k: a cumsum from the other end."""
-
-    raw = True
-    tangent_rule = "linear"  # ẏ = cumsum(ȧ)
-
-    @staticmethod
-    def forward(ctx, a, dim, reverse):
-        xp = xp_for(a)
-        ctx.dim, ctx.reverse = dim, reverse
-        if dim is None:  # a 0-d tensor
-            return a.copy()
-        if reverse:
-            return xp.ascontiguousarray(xp.flip(xp.cumsum(xp.flip(a, dim), axis=dim), dim))
-        return xp.cumsum(a, axis=dim)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return Cumsum.apply(grad, ctx.dim, not ctx.reverse), None, None
-
-
-@numpy_keywords
-def cumsum(input, dim: int | None = None, *, dtype=None) -> Tensor:
-    """Running sums along ``dim`` (required); integers and bools sum as int64."""
-    if dim is None:
-        raise TypeError("cumsum: dim is required (the dim to run along), e.g. cumsum(x, dim=0)")
-    if dtype is not None:
-        input = input.to(dtype)
-    elif not input.dtype.is_floating_point and input.dtype is not _dt.int64:
-        input = input.to(_dt.int64)
-    return Cumsum.apply(input, dim_axis(input, dim, "cumsum"), False)

@@ -7,8 +7,9 @@ Integer input is computed in the default float dtype, as PyTorch does.
 
 Forward mode needs no second formula here: for a one-input op the tangent is
 the same product, ẏ = f'(a) · ȧ, so ``tangent_rule = "elementwise"`` runs
-backward on the tangent. The fused backward ops below take two inputs and
-write their ``jvp`` out.
+backward on the tangent. The fused ops that tanh, sigmoid and relu call in
+their backward take two inputs and write their ``jvp`` out; they are in
+``unary_backward.py``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import math
 from .. import dtypes as _dt
 from ..autograd.function import Function, _dispatch
 from ..tensor import Tensor
-from ._util import as_operand, tangent_sum, xp_for
+from ._util import as_operand, xp_for
+from .unary_backward import SigmoidBackward, TanhBackward, ThresholdBackward
 
 __all__ = ["exp", "log", "log1p", "sqrt", "rsqrt", "abs", "sign", "sin", "cos", "tan", "tanh",
            "sigmoid", "relu", "expm1", "log2", "log10", "exp2", "floor", "ceil", "round",
@@ -249,83 +251,6 @@ class Relu(Function):
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
         return ThresholdBackward.apply(grad, out)  # grad * (out > 0), as one op
-
-
-# --- fused backward ops: a derivative formula of two or three tensor ops computed as one op
-# (one dispatch per backward instead of several; PyTorch has the same ops, by these names).
-# Each is a Function like any other, so double backward differentiates through it.
-
-class TanhBackward(Function):
-    """grad · (1 - out²).   d/dgrad = 1 - out²,  d/dout = -2 · grad · out."""
-
-    raw = True
-    name = "tanh_backward"
-
-    @staticmethod
-    def forward(ctx, grad, out):
-        ctx.save_for_backward(grad, out)
-        return grad * (1 - out * out)
-
-    @staticmethod
-    def backward(ctx, gg):
-        grad, out = ctx.saved_tensors
-        return gg * (1 - out * out), gg * grad * out * -2
-
-    @staticmethod
-    def jvp(ctx, t_grad, t_out):
-        """ẏ = ġ · (1 - out²) - 2 · grad · out · ȯ."""
-        grad, out = ctx.primals
-        return tangent_sum(ctx.results[0].shape,
-                           None if t_grad is None else TanhBackward.apply(t_grad, out),
-                           None if t_out is None else grad * out * t_out * -2)
-
-
-class SigmoidBackward(Function):
-    """grad · out (1 - out).   d/dgrad = out (1 - out),  d/dout = grad · (1 - 2 out)."""
-
-    raw = True
-    name = "sigmoid_backward"
-
-    @staticmethod
-    def forward(ctx, grad, out):
-        ctx.save_for_backward(grad, out)
-        return grad * (out * (1 - out))
-
-    @staticmethod
-    def backward(ctx, gg):
-        grad, out = ctx.saved_tensors
-        return gg * (out * (1 - out)), gg * grad * (1 - out * 2)
-
-    @staticmethod
-    def jvp(ctx, t_grad, t_out):
-        """ẏ = ġ · out (1 - out) + grad · (1 - 2 out) · ȯ."""
-        grad, out = ctx.primals
-        return tangent_sum(ctx.results[0].shape,
-                           None if t_grad is None else SigmoidBackward.apply(t_grad, out),
-                           None if t_out is None else grad * (1 - out * 2) * t_out)
-
-
-class ThresholdBackward(Function):
-    """grad where out > 0, else 0.   d/dgrad = (out > 0); the step in out is flat: no d/dout."""
-
-    raw = True
-    name = "threshold_backward"
-
-    @staticmethod
-    def forward(ctx, grad, out):
-        mask = out > 0
-        ctx.save_for_backward(mask)
-        return grad * mask
-
-    @staticmethod
-    def backward(ctx, gg):
-        (mask,) = ctx.saved_tensors
-        return gg * mask, None
-
-    @staticmethod
-    def jvp(ctx, t_grad, t_out):
-        """ẏ = ġ where out > 0, else 0 (the step in out moves nothing)."""
-        return None if t_grad is None else ThresholdBackward.apply(t_grad, ctx.primals[1])
 
 
 class Expm1(Function):

@@ -10,7 +10,7 @@ PyTorch. The math lives in :mod:`gradlab.ops.losses`.
 from __future__ import annotations
 
 from ...ops import losses as F
-from ...ops.classification_losses import reduction_mode
+from ...ops._loss_reduction import reduction_mode
 from ...tensor import Tensor
 from .module import Module
 

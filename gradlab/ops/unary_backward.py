@@ -1,0 +1,95 @@
+"""The backward formulas of tanh, sigmoid and relu, each computed as one op.
+
+``Tanh.backward`` could be ``grad * (1 - out * out)``: three tensor ops,
+three nodes when the backward is recorded (``create_graph=True``), and
+three dispatches every time. Here it is one op, ``tanh_backward``, as in
+PyTorch (which has these ops by these names). These ops are not called by
+users; they exist only for the backward formulas in ``unary.py``, which is
+why they live apart from the ops users call.
+
+Each is a ``Function`` like any other, with a forward on raw arrays and its
+own derivative below, so double backward differentiates through it. Taking
+two inputs (the incoming gradient and the saved output), each writes its
+forward-mode ``jvp`` out: ẏ = ∂y/∂grad · ġ + ∂y/∂out · ȯ.
+"""
+
+from __future__ import annotations
+
+from ..autograd.function import Function
+from ._util import tangent_sum
+
+__all__: list[str] = []  # called by backward formulas, not by users (no torch.<name>)
+TENSOR_METHODS: list = []
+
+
+class TanhBackward(Function):
+    """grad · (1 - out²).   d/dgrad = 1 - out²,  d/dout = -2 · grad · out."""
+
+    raw = True
+    name = "tanh_backward"
+
+    @staticmethod
+    def forward(ctx, grad, out):
+        ctx.save_for_backward(grad, out)
+        return grad * (1 - out * out)
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, out = ctx.saved_tensors
+        return gg * (1 - out * out), gg * grad * out * -2
+
+    @staticmethod
+    def jvp(ctx, t_grad, t_out):
+        """ẏ = ġ · (1 - out²) - 2 · grad · out · ȯ."""
+        grad, out = ctx.primals
+        return tangent_sum(ctx.results[0].shape,
+                           None if t_grad is None else TanhBackward.apply(t_grad, out),
+                           None if t_out is None else grad * out * t_out * -2)
+
+
+class SigmoidBackward(Function):
+    """grad · out (1 - out).   d/dgrad = out (1 - out),  d/dout = grad · (1 - 2 out)."""
+
+    raw = True
+    name = "sigmoid_backward"
+
+    @staticmethod
+    def forward(ctx, grad, out):
+        ctx.save_for_backward(grad, out)
+        return grad * (out * (1 - out))
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, out = ctx.saved_tensors
+        return gg * (out * (1 - out)), gg * grad * (1 - out * 2)
+
+    @staticmethod
+    def jvp(ctx, t_grad, t_out):
+        """ẏ = ġ · out (1 - out) + grad · (1 - 2 out) · ȯ."""
+        grad, out = ctx.primals
+        return tangent_sum(ctx.results[0].shape,
+                           None if t_grad is None else SigmoidBackward.apply(t_grad, out),
+                           None if t_out is None else grad * (1 - out * 2) * t_out)
+
+
+class ThresholdBackward(Function):
+    """grad where out > 0, else 0.   d/dgrad = (out > 0); the step in out is flat: no d/dout."""
+
+    raw = True
+    name = "threshold_backward"
+
+    @staticmethod
+    def forward(ctx, grad, out):
+        mask = out > 0
+        ctx.save_for_backward(mask)
+        return grad * mask
+
+    @staticmethod
+    def backward(ctx, gg):
+        (mask,) = ctx.saved_tensors
+        return gg * mask, None
+
+    @staticmethod
+    def jvp(ctx, t_grad, t_out):
+        """ẏ = ġ where out > 0, else 0 (the step in out moves nothing)."""
+        return None if t_grad is None else ThresholdBackward.apply(t_grad, ctx.primals[1])
