@@ -42,7 +42,11 @@ def _replay_raw(array, steps):
 
 
 class CopySlices(Function):
-    """The base after one of its views was changed in place."""
+    """The base after one of its views was changed in place.
+
+    It has no tangent rule: rebase_view runs it with forward mode off, and the in-place
+    op itself carries the tangents to the view and its base (gradlab/ops/inplace.py).
+    """
 
     name = "copy_slices"
 

@@ -136,3 +136,18 @@ def test_backward_hook_errors_on_wrong_count():
         pre(gradlab.ones(1, requires_grad=True)).sum().backward()
 
 
+
+
+def test_forward_mode_passes_through_a_module_with_a_full_backward_hook():
+    import gradlab.autograd.forward_ad as fwAD
+
+    lin = nn.Linear(3, 2).double()
+    seen = []
+    lin.register_full_backward_hook(lambda m, gin, gout: seen.append(gout))
+    x = gradlab.randn(4, 3, dtype=gradlab.float64)
+    t = gradlab.randn(4, 3, dtype=gradlab.float64)
+    with fwAD.dual_level():
+        y = lin(fwAD.make_dual(x, t))
+        tangent = fwAD.unpack_dual(y).tangent
+    expected = (t @ lin.weight.T).detach().numpy()  # linear in x: its tangent is t Wᵀ
+    np.testing.assert_allclose(tangent.detach().numpy(), expected, rtol=1e-12)

@@ -135,6 +135,11 @@ class BackwardHookFunction(Function):
         grads = record.inputs_done(grads) if ctx.on_inputs else record.outputs_done(grads)
         return (None, None, *grads)
 
+    @staticmethod
+    def jvp(ctx, _record, _on_inputs, *tangents):
+        """Forward mode: an identity, so each tensor keeps its tangent."""
+        return tuple(tangents)
+
 
 class BackwardHookRecord:
     """One call of a hooked module: where its inputs were, and the grad_output seen."""
