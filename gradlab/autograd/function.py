@@ -473,9 +473,16 @@ def _explain_shape_error(fn, args, error):
 
 
 def _raise_mixed_devices(fn, args):
-    found = ", ".join(f"{tuple(a.shape)} on {a.device}" for a in args if isinstance(a, Tensor))
-    first = next(a.device for a in args if isinstance(a, Tensor))
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    found = ", ".join(f"{tuple(a.shape)} on {a.device}" for a in tensors)
+    # Move towards the tensors that require grad (a model's parameters, usually): the
+    # common mistake is a batch left on the CPU beside a model on the GPU.
+    learned = [a for a in tensors if a._requires_grad]
+    target = (learned or tensors)[0].device
+    movers = " and ".join(str(tuple(a.shape)) for a in tensors if a.device != target)
+    why = " where the tensors that require grad (the model's parameters) are" if learned \
+        and len(learned) < len(tensors) else ""
     raise RuntimeError(
         f"{fn.name}: expected all tensors on the same device, got {found}. "
-        f"Fix: move them to one device first, e.g. other.to('{first}')."
+        f"Fix: move the {movers} to {target}{why}, e.g. x.to('{target}')."
     )

@@ -112,3 +112,15 @@ def test_mixing_devices_names_both_and_the_fix():
     with pytest.raises(RuntimeError, match=r"mul: expected all tensors on the same device, "
                                            r"got \(2,\) on cpu, \(2,\) on cuda:0.*\.to\('cpu'\)"):
         on_cpu * on_gpu
+
+
+def test_mixing_devices_suggests_moving_the_data_to_the_parameters():
+    """The usual mistake: a model on the GPU, its batch left on the CPU."""
+    data = np.ones((2, 3), dtype=np.float32)
+    weight = gradlab.Tensor._make(data, Storage(data.nbytes, gradlab.device("cuda", 0)), None,
+                                  0, True)
+    batch = gradlab.ones(4, 3)
+    with pytest.raises(RuntimeError, match=r"Fix: move the \(4, 3\) to cuda:0 where the "
+                                           r"tensors that require grad \(the model's "
+                                           r"parameters\) are, e.g. x.to\('cuda:0'\)"):
+        gradlab.nn.functional.linear(batch, weight)
