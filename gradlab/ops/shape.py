@@ -24,7 +24,7 @@ from ._util import unbroadcast, wrap_dim, wrap_dims, xp_for
 __all__ = ["reshape", "view", "expand", "expand_as", "broadcast_to", "transpose", "swapaxes",
            "swapdims", "permute", "t", "unsqueeze", "squeeze", "flatten", "unflatten", "flip",
            "fliplr", "flipud", "roll", "movedim", "moveaxis", "repeat", "tile"]
-TENSOR_METHODS = list(__all__)
+TENSOR_METHODS = [*__all__, "view_as", "reshape_as"]  # methods only, as in PyTorch
 
 
 def _shape_arg(shape) -> tuple:
@@ -148,6 +148,14 @@ def expand(input, *sizes) -> Tensor:
 
 def expand_as(input, other) -> Tensor:
     return expand(input, other.shape)
+
+
+def view_as(input, other) -> Tensor:
+    return view(input, tuple(other.shape))
+
+
+def reshape_as(input, other) -> Tensor:
+    return reshape(input, tuple(other.shape))
 
 
 def broadcast_to(input, shape) -> Tensor:
