@@ -320,8 +320,12 @@ class Flip(Function):
         return Flip.apply(grad, ctx.dims), None
 
 
-def flip(input, dims) -> Tensor:
-    """The values in reverse order along each dim in ``dims`` (an int or a sequence)."""
+def flip(input, *dims) -> Tensor:
+    """The values in reverse order along each dim in ``dims``: a sequence, or (as the
+    method ``x.flip(2, 3)`` takes them) separate ints."""
+    if not dims:
+        raise TypeError("flip: missing dims, e.g. x.flip(0) or gradlab.flip(x, (0, 1))")
+    dims = dims[0] if len(dims) == 1 else dims
     return Flip.apply(input, wrap_dims(dims, input.ndim, "flip") or ())
 
 

@@ -32,6 +32,8 @@ CASES = [
            strided=False, variants=(((12,),),)),
     OpCase("view_infer", lambda lib, x: x.view(-1), T3, numpy=lambda np, x: x.reshape(-1),
            strided=False, variants=(SCALAR, EMPTY)),
+    OpCase("flip_separate_dims", lambda lib, x: x.flip(0, 2), T3,
+           numpy=lambda np, x: np.flip(x, (0, 2))),
     OpCase("view_as", lambda lib, x, y: x.view_as(y), ((3, 4), (2, 6)),
            numpy=lambda np, x, y: x.reshape(y.shape), strided=False, grad_inputs=(0,)),
     OpCase("reshape_as", lambda lib, x, y: x.reshape_as(y), ((3, 4), (4, 3)),
@@ -227,3 +229,8 @@ ERRORS = [
 def test_errors_name_the_problem(make, error, match):
     with pytest.raises(error, match=match):
         make()
+
+
+def test_flip_without_dims_says_how_to_give_them():
+    with pytest.raises(TypeError, match=r"flip: missing dims, e.g. x.flip\(0\)"):
+        gradlab.ones(2).flip()
