@@ -264,3 +264,26 @@ def test_forward_mode_tangents_are_recorded_with_the_values():
     assert set(ops) == {"make_dual", "mul", "sum"}
     assert ops["mul"].tangent is not None and ops["mul"].tangent.shape == (2,)
     assert abs(ops["sum"].tangent.max - 4.0) < 1e-12  # d/dt Σx² = 2·(1·1 + 2·0.5)
+
+
+class Mean(gradlab.autograd.Function):
+    """A user's op named like a built-in one."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.n = x.numel()
+        return x.sum()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.expand(ctx.n)
+
+
+def test_a_users_own_function_is_described_as_such_not_by_its_name():
+    graph = IterationGraph(1)
+    x = gradlab.ones(3, requires_grad=True)
+    with events.subscribe(feed(graph)):
+        Mean.apply(x * 2)
+    ops = {n.label: n for n in graph.freeze().nodes if n.kind == "op"}
+    assert "your own Function" in ops["mean"].derivative and "Mean" in ops["mean"].derivative
+    assert ops["mul"].derivative == derivative_rule("mul")
