@@ -204,8 +204,8 @@ def describe_forward(node) -> str:
 
 
 NAN_FIX = (
-    "Fix: a NaN gradient starts where a derivative is infinite or undefined: sqrt, log or "
-    "pow at 0, x/0 or 0/0, inf - inf, 0 * inf, or a NaN already in the forward values. Keep "
+    "Fix: a NaN or Inf gradient starts where a derivative is infinite or undefined: sqrt, "
+    "log or pow at 0, x/0 or 0/0, inf - inf, 0 * inf, or a NaN already in the forward values. Keep "
     "the op's input away from that point (x.clamp(min=1e-12) before sqrt or log, + eps in a "
     "denominator). where(mask, f(x), 0) alone does not help: f's gradient is still computed "
     "everywhere and 0 * nan is nan, so clamp f's input as well."
@@ -213,31 +213,40 @@ NAN_FIX = (
 
 
 def check_nan(node, grads) -> None:
-    """Raise if a gradient ``node``'s backward returned holds a NaN.
+    """Raise if a gradient ``node``'s backward returned holds a NaN, or else an Inf.
 
     Outputs are counted as PyTorch counts them: over the op's tensor arguments.
+    PyTorch checks for NaN only, and a NaN anywhere in the node is named first, as
+    there; an infinite gradient (sqrt or log at 0) is as sure a sign of trouble and
+    turns into NaN a step later, so gradlab names it too.
     """
+    found = []  # (output number, gradient) of the floating-point gradients
     output = -1
     mask = node.no_grad_tensors
     for i, (edge, g) in enumerate(zip(node.edges, grads)):
         if edge is None and not mask >> i & 1:
             continue  # not a tensor argument: PyTorch's node has no output for it
         output += 1
-        if g is not None and g.is_floating_point() and _has_nan(g):
-            raise RuntimeError(
-                f"Function '{node.name()}' returned nan values in its {output}th output "
-                f"(the gradient for tensor argument {output} of '{node.op}', node {node.id}, "
-                f"shape {tuple(g.shape)}).\n{describe_forward(node)}\n{NAN_FIX}")
+        if g is not None and g.is_floating_point():
+            found.append((output, g))
+    for kind in ("nan", "inf"):
+        for output, g in found:
+            if _holds(g, kind):
+                raise RuntimeError(
+                    f"Function '{node.name()}' returned {kind} values in its {output}th "
+                    f"output (the gradient for tensor argument {output} of '{node.op}', node "
+                    f"{node.id}, shape {tuple(g.shape)}).\n{describe_forward(node)}\n{NAN_FIX}")
 
 
-def _has_nan(g) -> bool:
+def _holds(g, kind: str) -> bool:
+    """Does gradient ``g`` hold a NaN (kind "nan") or an infinity ("inf")?"""
     # On the raw array, not with tensor ops: those would show up as ops run during backward.
     device = g._device
-    xp = device.backend.xp
+    test = getattr(device.backend.xp, "isnan" if kind == "nan" else "isinf")
     if device.index is None:
-        return bool(xp.isnan(g._data).any())
+        return bool(test(g._data).any())
     with device.backend.use_device(device.index):
-        return bool(xp.isnan(g._data).any())
+        return bool(test(g._data).any())
 
 
 def note_forward(error: BaseException, node) -> None:

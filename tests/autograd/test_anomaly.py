@@ -145,9 +145,10 @@ def test_forward_outside_the_mode_says_no_trace_was_recorded():
 
 def test_nan_in_a_second_order_graph_names_the_backward_that_recorded_it():
     x = gradlab.zeros(2, dtype=gradlab.float64, requires_grad=True)
-    with autograd.detect_anomaly():
+    with autograd.detect_anomaly(check_nan=False):  # places recorded, values not checked
         y = x.sqrt().sum()
         (g,) = autograd.grad(y, x, create_graph=True)  # 0.5 / sqrt(0) = inf
+    with autograd.detect_anomaly():
         with pytest.raises(RuntimeError, match=r"(?s)'DivBackward0' returned nan values in its "
                            r"1th output.*autograd\.grad\(y, x.*recorded by the backward of "
                            r"SqrtBackward0, whose op was created here.*y = x\.sqrt\(\)\.sum\(\)"):
@@ -488,3 +489,15 @@ def test_the_switches_are_at_the_top_level_as_in_pytorch():
     assert gradlab.is_anomaly_enabled is gradlab.autograd.is_anomaly_enabled
     assert gradlab.is_anomaly_check_nan_enabled is gradlab.autograd.is_anomaly_check_nan_enabled
     assert gradlab.set_anomaly_enabled is gradlab.autograd.set_anomaly_enabled
+
+
+def test_an_infinite_gradient_is_named_too():
+    """PyTorch checks NaN only; gradlab also stops at an Inf (sqrt at 0), one step earlier."""
+    x = gradlab.tensor([0.0, 4.0], dtype=gradlab.float64, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with autograd.detect_anomaly():
+            y = x.sqrt().sum()
+            with pytest.raises(RuntimeError, match=r"'SqrtBackward0' returned inf values in its "
+                                                   r"0th output"):
+                y.backward()
