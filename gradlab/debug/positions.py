@@ -21,6 +21,15 @@ def short(value: float) -> str:
     return f"{value:.4g}"
 
 
+def _forward_mode_key(event, graph) -> str | None:
+    """The graph box of an op that ran without a backward node because only forward-mode
+    tangents flowed through it (the recorder adds those ops to the graph)."""
+    if graph is None or not event.outputs:
+        return None
+    live = event.outputs[0].tensor
+    return None if live is None else graph.key_for_tensor(live)
+
+
 def describe(event, recorder) -> Position | None:
     """Where ``event`` is (None for events that are not places: memory)."""
     kind = type(event)
@@ -32,6 +41,11 @@ def describe(event, recorder) -> Position | None:
             elif recorder.in_backward:
                 text = f"{event.op} while computing gradients (no graph recorded)"
             else:
+                key = _forward_mode_key(event, graph)
+                if key is not None:  # a box of the graph all the same: it carries a tangent
+                    text = _op_text("forward", event.op, key, event.module)
+                    return Position("op", f"{text}, forward mode (a tangent, no backward "
+                                    "graph)", key, event.seq)
                 text = f"{event.op} without a graph (no_grad, or no input needs grad)"
             return Position("op", text, None, event.seq)
         key = None if graph is None else graph.by_node_id.get(event.node_id)

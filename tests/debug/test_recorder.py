@@ -376,3 +376,26 @@ def test_forward_mode_ops_join_the_graph_without_a_backward_node():
     assert (ops["make_dual"].key, ops["mul"].key) in edges
     assert (ops["mul"].key, ops["sum"].key) in edges
     assert any("(no graph)" in line.text for line in snap.log)
+
+
+def test_stepping_onto_a_forward_mode_op_points_at_its_box():
+    import gradlab.autograd.forward_ad as fwAD
+    from gradlab.debug import Session
+
+    def run():
+        x = gradlab.tensor([1.0, 2.0], dtype=gradlab.float64)
+        with fwAD.dual_level():
+            dual = fwAD.make_dual(x, gradlab.tensor([1.0, 0.5], dtype=gradlab.float64))
+            dual.sin()
+
+    with Session() as session:
+        session.run_function(run, pause_at_start=True)
+        assert session.wait_paused(10)  # at make_dual, the first op
+        session.step("op")  # to sin
+        assert session.wait_paused(10)
+        snap = session.snapshot()
+        session.resume()
+        assert session.wait_finished(10)
+    assert "forward of sin" in snap.position.description
+    assert "forward mode" in snap.position.description
+    assert snap.graph.node(snap.position.node).label == "sin"
