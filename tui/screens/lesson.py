@@ -29,7 +29,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Footer, Markdown, MarkdownViewer, Static, TabbedContent, TabPane
 
 from lessons import progress
-from lessons.catalog import Lesson
+from lessons.catalog import PANELS, Lesson
 from lessons.grading import Report, run_checks_isolated
 from lessons.workspace import reset_working_copy
 
@@ -51,7 +51,7 @@ LESSON_KEYS = (
     ("l", "under 110 columns: switch between the lesson and the debugger"),
 )
 
-_DEBUG_PANELS = ("inspector", "memory", "optimizer", "training", "log")
+_DEBUG_PANELS = tuple(p for p in PANELS if p != "graph")  # the tabs under the graph
 
 
 def _short(path: Path) -> str:
