@@ -12,8 +12,9 @@ from .memory import memory_allocated as _allocated
 from .memory import memory_summary as _summary
 from .memory import reset_peak_memory_stats as _reset_peak
 
-__all__ = ["is_available", "device_count", "synchronize", "current_device", "memory_allocated",
-           "max_memory_allocated", "reset_peak_memory_stats", "memory_summary", "manual_seed"]
+__all__ = ["is_available", "device_count", "synchronize", "current_device", "get_device_name",
+           "memory_allocated", "max_memory_allocated", "reset_peak_memory_stats", "memory_summary",
+           "empty_cache", "manual_seed"]
 
 
 def is_available() -> bool:
@@ -37,6 +38,18 @@ def _cuda(device) -> _device:
     return _device(device)
 
 
+def get_device_name(device=None) -> str:
+    """The GPU's model name, e.g. 'NVIDIA H100 80GB HBM3' (``device`` defaults to cuda:0)."""
+    dev = _cuda(device)
+    if dev.type != "cuda":
+        raise ValueError(f"get_device_name: expected a cuda device, but got {dev}. Fix: pass "
+                         "'cuda:0' or an index, or leave it out")
+    backend = dev.get_backend()
+    backend.check_device(dev.index)  # no CuPy or no GPU: one error that says how to get them
+    name = backend.xp.cuda.runtime.getDeviceProperties(dev.index or 0)["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
 def synchronize(device=None) -> None:
     """Wait until all queued work on the GPU has finished (for timing)."""
     dev = _cuda(device)
@@ -57,6 +70,19 @@ def reset_peak_memory_stats(device=None) -> None:
 
 def memory_summary(device=None) -> str:
     return _summary(_cuda(device))
+
+
+def empty_cache() -> None:
+    """Give CuPy's cached, unused GPU memory blocks back to the driver (so ``nvidia-smi``
+    and other processes see them free). Live tensors keep their memory; without a GPU
+    this does nothing."""
+    if not is_available():
+        return
+    cupy = get_backend("cuda").xp
+    for i in range(device_count()):
+        with cupy.cuda.Device(i):
+            cupy.get_default_memory_pool().free_all_blocks()
+    cupy.get_default_pinned_memory_pool().free_all_blocks()
 
 
 def manual_seed(seed: int) -> None:

@@ -23,41 +23,13 @@ from .autograd import node as _node_module
 from .autograd.node import gradient_edge
 from .backends import cpu
 from .backends import device as _device
+from .size import Size
 from .storage import Storage
 
 __all__ = ["Tensor", "Size"]
 
 _from_np = _dt.from_numpy_dtype
 _BY_NUMPY = {d.np: d for d in _dt.ALL_DTYPES}
-
-
-class Size(tuple):
-    """A shape: a tuple that prints like PyTorch's ``torch.Size``; slicing, ``+`` and ``*``
-    give a Size too (``x.shape[1:]``, ``(1,) + x.shape``), an index an int."""
-
-    def __repr__(self) -> str:
-        return f"gradlab.Size({list(self)})"
-
-    def __getitem__(self, index):
-        item = tuple.__getitem__(self, index)
-        return Size(item) if isinstance(index, slice) else item
-
-    def __add__(self, other):
-        return Size(tuple.__add__(self, other))
-
-    def __radd__(self, other):
-        return Size(other + tuple(self)) if isinstance(other, tuple) else NotImplemented
-
-    def __mul__(self, count):
-        return Size(tuple.__mul__(self, count))
-
-    __rmul__ = __mul__
-
-    def numel(self) -> int:
-        n = 1
-        for s in self:
-            n *= s
-        return n
 
 
 class Tensor:
@@ -160,6 +132,10 @@ class Tensor:
     @property
     def is_cuda(self) -> bool:
         return self._device.type == "cuda"
+
+    def get_device(self) -> int:
+        """The GPU index for a cuda tensor, -1 for a cpu one (PyTorch's convention)."""
+        return (self._device.index or 0) if self._device.type == "cuda" else -1
 
     @property
     def is_leaf(self) -> bool:

@@ -259,3 +259,29 @@ def test_variable_behaves_like_torchs():
         x = lib.ones(2, requires_grad=True) * 2
         v = var(x, requires_grad=True)
         assert v.requires_grad and v.grad_fn is None and v is not x
+
+
+# --- gradlab.cuda: device name and the memory cache --------------------------------------------
+
+def test_cuda_get_device_name_without_a_gpu_says_how_to_get_one():
+    if gradlab.cuda.is_available():
+        name = gradlab.cuda.get_device_name()
+        assert isinstance(name, str) and name == gradlab.cuda.get_device_name(0)
+        return
+    for device in (None, 0, "cuda:0", gradlab.device("cuda", 0)):
+        with pytest.raises(RuntimeError, match=r"CUDA is not available.*device='cpu'"):
+            gradlab.cuda.get_device_name(device)
+
+
+def test_cuda_get_device_name_refuses_a_cpu_device():
+    with pytest.raises(ValueError, match=r"get_device_name: expected a cuda device, but got cpu"):
+        gradlab.cuda.get_device_name("cpu")
+
+
+def test_cuda_empty_cache_keeps_live_tensors():
+    device = "cuda" if gradlab.cuda.is_available() else "cpu"
+    x = gradlab.arange(4.0, device=device)
+    allocated = gradlab.cuda.memory_allocated()
+    assert gradlab.cuda.empty_cache() is None
+    assert gradlab.cuda.memory_allocated() == allocated  # only cached, unused blocks go
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0]

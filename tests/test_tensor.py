@@ -489,3 +489,14 @@ def test_legacy_constructor_matches_torch(args):
 def test_legacy_constructor_refuses_mixed_arguments():
     with pytest.raises(TypeError, match="data or integer sizes"):
         gradlab.Tensor(2, [3])
+
+
+def test_get_device_is_minus_one_on_cpu_and_the_index_on_cuda():
+    assert gradlab.zeros(2).get_device() == -1
+    assert fake_cuda_tensor().get_device() == 0
+    data = np.zeros(1, dtype=np.float32)
+    on_second_gpu = gradlab.Tensor._make(data, Storage(4, gradlab.device("cuda", 1)), None, 0,
+                                         False)
+    assert on_second_gpu.get_device() == 1
+    if torch is not None:
+        assert torch.zeros(2).get_device() == gradlab.zeros(2).get_device()

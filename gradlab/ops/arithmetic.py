@@ -22,14 +22,15 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..autograd.function import Function
-from ..tensor import Tensor
+from ..tensor import Size, Tensor
 from ._util import as_operand, binary_op, promote, tangent_sum, unbroadcast, xp_for
 from .selection import where
 from .unary import _StepFunction, floor, log, trunc
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
-           "negative", "pow", "reciprocal", "square", "remainder", "floor_divide"]
-TENSOR_METHODS = list(__all__)
+           "negative", "pow", "reciprocal", "square", "remainder", "floor_divide",
+           "broadcast_shapes"]
+TENSOR_METHODS = [name for name in __all__ if name != "broadcast_shapes"]  # a function only
 
 
 class Add(Function):
@@ -335,3 +336,40 @@ class Remainder(Function):
 
 def remainder(input, other) -> Tensor:
     return binary_op(Remainder, input, other)
+
+
+# --- broadcasting: the shape rule every op above follows ------------------------------------
+
+def broadcast_shapes(*shapes) -> Size:
+    """The shape that tensors of these shapes broadcast to, without making any tensor.
+
+    Line the shapes up on the right; in each dim the sizes must be equal or 1,
+    and a 1 stretches to the other size (``(2, 1)`` and ``(3,)`` give ``(2, 3)``).
+    An int ``n`` counts as the shape ``(n,)``.
+    """
+    dims: list[int] = []
+    for i, shape in enumerate(shapes):
+        if isinstance(shape, int):
+            shape = (shape,)
+        elif not isinstance(shape, (tuple, list)):
+            raise RuntimeError(f"broadcast_shapes: shape {i} should be an int, a tuple of ints "
+                               f"or a list of ints, got {shape!r}. Fix: pass t.shape, not t")
+        for size in shape:
+            if not isinstance(size, int):
+                raise TypeError(f"broadcast_shapes: shape {i} = {tuple(shape)} has a "
+                                f"{type(size).__name__} size {size!r}; sizes must be ints")
+            if size < 0:
+                raise ValueError(f"broadcast_shapes: shape {i} = {tuple(shape)} has a negative "
+                                 "size; a dim's size is >= 0")
+        if len(shape) > len(dims):
+            dims[:0] = [1] * (len(shape) - len(dims))
+        for d in range(1, len(shape) + 1):
+            size, have = shape[-d], dims[-d]
+            if size != have and 1 not in (size, have):
+                raise RuntimeError(
+                    f"broadcast_shapes: shape {i} = {tuple(shape)} can't broadcast with "
+                    f"{tuple(dims)}: dim {-d} has size {size} against {have} (sizes must be "
+                    "equal, or one of them 1). Fix: unsqueeze() a dim so they line up")
+            if have == 1:
+                dims[-d] = size
+    return Size(dims)

@@ -1,4 +1,4 @@
-"""Joining and splitting: cat, stack, split, chunk, unbind (and meshgrid).
+"""Joining and splitting: cat, stack, split, chunk, tensor_split, unbind (and meshgrid).
 
 These come in inverse pairs, and each one's backward is its partner:
 
@@ -29,8 +29,8 @@ from . import creation
 from ._util import wrap_dim, xp_for
 
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "split", "chunk",
-           "unbind", "meshgrid"]
-TENSOR_METHODS = ["split", "chunk", "unbind"]  # cat and stack are functions only, as in PyTorch
+           "tensor_split", "unbind", "meshgrid"]
+TENSOR_METHODS = ["split", "chunk", "tensor_split", "unbind"]  # cat, stack: functions only
 
 
 def _check_tensors(op, tensors) -> list:
@@ -185,6 +185,59 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     if n == 0:
         return split(input, [0] * chunks, dim)
     return split(input, -(-n // chunks), dim)
+
+
+def _split_points(op, indices_or_sections):
+    """tensor_split's second argument as an int (sections) or a list of ints (indices)."""
+    if isinstance(indices_or_sections, Tensor):
+        t = indices_or_sections
+        if t.ndim > 1:
+            raise RuntimeError(f"{op}: expected tensor_indices_or_sections to be a 0-d or 1-D "
+                               f"tensor, but got one of shape {tuple(t.shape)}")
+        if t.dtype is not _dt.int64:
+            raise RuntimeError(f"{op}: expected tensor_indices_or_sections to have dtype int64 "
+                               f"(long), but got {t.dtype}. Fix: .long() it")
+        return int(t.item()) if t.ndim == 0 else [int(i) for i in t.tolist()]
+    if isinstance(indices_or_sections, (list, tuple)):
+        bad = [i for i in indices_or_sections if not isinstance(i, int)]
+        if bad:
+            raise TypeError(f"{op}: indices must be ints, got {bad[0]!r}")
+        return list(indices_or_sections)
+    if not isinstance(indices_or_sections, int):
+        raise TypeError(f"{op}: indices_or_sections must be an int (number of sections), a "
+                        f"list of ints (indices) or an int64 tensor, got "
+                        f"{type(indices_or_sections).__name__}")
+    return indices_or_sections
+
+
+def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
+    """Cut along ``dim`` like NumPy's ``array_split``: views, so gradients flow back.
+
+    An int ``k`` gives ``k`` pieces as equal as can be: the first ``n % k`` get one
+    extra element (``chunk`` would instead fix the size and vary the count). A list
+    ``[i, j]`` cuts before index i and j: ``x[:i], x[i:j], x[j:]``, with Python's
+    slice rules (clamped, negatives from the end). Consecutive pieces are one
+    ``split`` node; overlapping or backwards cuts fall back to one slice each.
+    """
+    points = _split_points("tensor_split", indices_or_sections)
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split: expected at least a 1-D tensor, but got a 0-d one. "
+                           "Fix: t.reshape(1)")
+    dim = wrap_dim(dim, input.ndim, "tensor_split")
+    n = input.shape[dim]
+    if isinstance(points, int):
+        if points <= 0:
+            raise RuntimeError(f"tensor_split: number of sections must be larger than 0, got "
+                               f"{points}")
+        small, extra = divmod(n, points)
+        return split(input, [small + (i < extra) for i in range(points)], dim)
+    bounds = [slice(start, stop).indices(n)[:2]
+              for start, stop in zip([None, *points], [*points, None])]
+    if all(a <= b for a, b in bounds) and all(b == a2 for (_, b), (a2, _) in zip(bounds,
+                                                                                  bounds[1:])):
+        return split(input, [b - a for a, b in bounds], dim)
+    lead = (slice(None),) * dim
+    return tuple(input[lead + (slice(a, max(a, b)),)] for a, b in bounds)
 
 
 # --- stack and unbind: each is the other's backward ------------------------------------------

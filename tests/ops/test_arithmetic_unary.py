@@ -560,3 +560,35 @@ def test_fused_ops_promote_and_compute_like_torch(call):
 def test_fused_op_errors_teach(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+# --- broadcast_shapes: the rule, without tensors ----------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(shapes=mutually_broadcastable_shapes(num_shapes=3, max_dims=4, min_side=0, max_side=3))
+def test_broadcast_shapes_agrees_with_numpy_and_torch(shapes):
+    got = gradlab.broadcast_shapes(*shapes.input_shapes)
+    assert isinstance(got, gradlab.Size)
+    assert tuple(got) == np.broadcast_shapes(*shapes.input_shapes) == shapes.result_shape
+    if torch is not None:
+        assert tuple(got) == tuple(torch.broadcast_shapes(*shapes.input_shapes))
+
+
+def test_broadcast_shapes_takes_ints_lists_and_sizes():
+    assert gradlab.broadcast_shapes() == gradlab.Size([])
+    assert gradlab.broadcast_shapes(3, (2, 1)) == (2, 3)
+    assert gradlab.broadcast_shapes(gradlab.zeros(2, 1).shape, [3]) == (2, 3)
+    assert gradlab.broadcast_shapes((1, 0), (3, 1)) == (3, 0)
+
+
+@pytest.mark.parametrize("shapes, error, match", [
+    (((2, 3), (4, 3)), RuntimeError,
+     r"shape 1 = \(4, 3\) can't broadcast with \(2, 3\): dim -2 has size 4 against 2.*"
+     r"unsqueeze"),
+    (((-1,), (3,)), ValueError, r"shape 0 = \(-1,\) has a negative size"),
+    (((2.0,),), TypeError, r"shape 0 = \(2.0,\) has a float size 2.0"),
+    ((2.0,), RuntimeError, r"shape 0 should be an int, a tuple of ints.*got 2.0.*t.shape"),
+])
+def test_broadcast_shapes_errors(shapes, error, match):
+    with pytest.raises(error, match=match):
+        gradlab.broadcast_shapes(*shapes)

@@ -1,4 +1,5 @@
-"""cat, stack, split, chunk, unbind: forward vs NumPy, gradients vs PyTorch, promotion, errors."""
+"""cat, stack, split, chunk, tensor_split, unbind: forward vs NumPy, gradients vs PyTorch,
+promotion, errors."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import gradlab
 import gradlab.autograd.forward_ad as fwAD
 from tests.oracle import (
     OpCase,
+    index_tensor,
     needs_torch,
     standard_op_tests,
     torch,
@@ -64,6 +66,27 @@ CASES = [
            numpy=lambda np, x: np_split(x, [2, 2, 1], 0)),
     OpCase("chunk_empty", lambda lib, x: x.chunk(3), ((0, 2),),
            numpy=lambda np, x: (x, x, x)),
+    OpCase("tensor_split_sections", lambda lib, x: lib.tensor_split(x, 3), ((7, 2),),
+           numpy=lambda np, x: tuple(np.array_split(x, 3)),
+           variants=(((2, 2),), ((0, 2),))),
+    OpCase("tensor_split_dim", lambda lib, x: x.tensor_split(4, dim=-1), ((2, 6),),
+           numpy=lambda np, x: tuple(np.array_split(x, 4, axis=1))),
+    OpCase("tensor_split_indices", lambda lib, x: x.tensor_split([1, 4], 1), ((2, 6),),
+           numpy=lambda np, x: tuple(np.array_split(x, [1, 4], axis=1))),
+    OpCase("tensor_split_clamped_negative", lambda lib, x: lib.tensor_split(x, (-2, 9)), ((5,),),
+           numpy=lambda np, x: (x[:-2], x[-2:], x[5:])),
+    OpCase("tensor_split_overlapping", lambda lib, x: lib.tensor_split(x, [3, 1], dim=0),
+           ((5, 2),), numpy=lambda np, x: (x[:3], x[3:3], x[1:])),
+    # jvp=False below: torch.func.jvp can't read an index tensor's values (.item()) inside its
+    # transform; the forward-mode path is the same as the list rows above, which check it.
+    OpCase("tensor_split_index_tensor",
+           lambda lib, x: x.tensor_split(index_tensor(lib, [2]), 1), ((3, 4),),
+           numpy=lambda np, x: (x[:, :2], x[:, 2:]),
+           jvp=False),
+    OpCase("tensor_split_sections_tensor",
+           lambda lib, x: x.tensor_split(index_tensor(lib, 2)), ((3, 4),),
+           numpy=lambda np, x: (x[:2], x[2:]),
+           jvp=False),
     OpCase("unbind", lambda lib, x: x.unbind(), ((3, 2),),
            numpy=lambda np, x: tuple(x), variants=(((4,),),)),
     OpCase("unbind_dim", lambda lib, x: lib.unbind(x, -1), ((2, 3, 2),),
@@ -202,6 +225,38 @@ def test_stack_then_unbind_round_trips(shape, count, data):
         np.testing.assert_array_equal(got.numpy(), want)
 
 
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(0, 7), sections=st.integers(1, 5),
+       cuts=st.lists(st.integers(-9, 9), max_size=3))
+def test_tensor_split_matches_numpy_array_split(n, sections, cuts):
+    """Sections: pieces as equal as can be (the first n % k one longer); indices: Python slices.
+    The gradient of each piece lands on its stretch of the input (overlaps add up)."""
+    x_np = np.arange(float(n))
+    for arg in (sections, cuts):
+        x = gradlab.tensor(x_np, requires_grad=True)
+        pieces = gradlab.tensor_split(x, arg)
+        want = np.array_split(x_np, arg) if isinstance(arg, int) else \
+            [x_np[a:b] for a, b in zip([None, *cuts], [*cuts, None])]
+        assert len(pieces) == len(want)
+        for got, expected in zip(pieces, want):
+            np.testing.assert_array_equal(got.detach().numpy(), expected)
+        sum(((i + 1) * p).sum() for i, p in enumerate(pieces)).backward()
+        expected_grad = np.zeros(n)  # piece i was weighted by i + 1
+        bounds = np.array_split(np.arange(n), arg) if isinstance(arg, int) else \
+            [slice(a, b) for a, b in zip([None, *cuts], [*cuts, None])]
+        for i, where in enumerate(bounds):
+            expected_grad[where] += i + 1
+        np.testing.assert_array_equal(x.grad.numpy(), expected_grad)
+
+
+def test_tensor_split_consecutive_pieces_are_one_split_node_of_views():
+    x = gradlab.arange(6.0, requires_grad=True)
+    pieces = x.tensor_split([2, 5])
+    assert {p.grad_fn.name() for p in pieces} == {"SplitBackward0"}
+    assert len({id(p.grad_fn) for p in pieces}) == 1
+    assert all(np.shares_memory(p.detach().numpy(), x.detach().numpy()) for p in pieces)
+
+
 # --- errors that teach --------------------------------------------------------------------------
 
 def _m(*shape):
@@ -231,6 +286,18 @@ ERRORS = [
     (lambda: gradlab.tensor(1.0).split(1), RuntimeError, "0-d tensor has no dim to split"),
     (lambda: _m(5).chunk(0), RuntimeError, "chunks must be > 0"),
     (lambda: gradlab.tensor(1.0).chunk(2), RuntimeError, "0-d tensor has no dim"),
+    (lambda: _m(5).tensor_split(0), RuntimeError,
+     "number of sections must be larger than 0, got 0"),
+    (lambda: _m(5).tensor_split(-1), RuntimeError, "larger than 0, got -1"),
+    (lambda: gradlab.tensor(1.0).tensor_split(2), RuntimeError,
+     r"at least a 1-D tensor, but got a 0-d one.*reshape\(1\)"),
+    (lambda: _m(5).tensor_split(2, 1), IndexError, "dimension 1 is out of range"),
+    (lambda: _m(5).tensor_split(gradlab.tensor([[1]])), RuntimeError,
+     r"0-d or 1-D tensor, but got one of shape \(1, 1\)"),
+    (lambda: _m(5).tensor_split(gradlab.tensor([1.0])), RuntimeError,
+     r"dtype int64 \(long\), but got gradlab.float32.*\.long\(\)"),
+    (lambda: _m(5).tensor_split(2.5), TypeError, "must be an int.*got float"),
+    (lambda: _m(5).tensor_split([1.5]), TypeError, "indices must be ints, got 1.5"),
     (lambda: gradlab.tensor(1.0).unbind(), RuntimeError, "0-d tensor has no dim"),
     (lambda: _m(2, 3).unbind(2), IndexError, "dimension 2 is out of range"),
 ]
