@@ -122,37 +122,43 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mea
     return _with_weight("l1_loss", (input - target).abs(), weight, input, reduction)
 
 
-class SmoothL1Loss(Function):
+class _PiecewiseLoss(Function):
+    """A loss of d = x - y, quadratic near 0 and linear beyond ``ctx.width``: backward and
+    the tangent both scale by the slope dl/dd (the subclass's ``slope``)."""
+
+    raw = True
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        x, y = ctx.saved_tensors
+        diff = x - y
+        g = _each(grad, ctx.reduction, diff.shape) * cls.slope(diff, ctx.width)
+        return unbroadcast(g, ctx.input_shapes[0]), unbroadcast(-g, ctx.input_shapes[1]), \
+            None, None
+
+    @classmethod
+    def jvp(cls, ctx, tx, ty, *_):
+        """jvp: l̇ = reduce(slope(d) · (ẋ - ẏ))."""
+        diff, diff_dot = _diff_tangent(ctx, tx, ty)
+        return apply_reduction(cls.slope(diff, ctx.width) * diff_dot, ctx.reduction)
+
+
+class SmoothL1Loss(_PiecewiseLoss):
     """l = 0.5 d²/β where |d| < β, else |d| - 0.5 β (d = x - y), reduced.
 
     d/dx = d/β inside, sign(d) outside (= -d/dy): the two pieces meet with the same slope.
     """
 
-    raw = True
     name = "smooth_l1_loss"
 
     @staticmethod
     def forward(ctx, x, y, reduction, beta):
-        ctx.reduction, ctx.beta = reduction, beta
+        ctx.reduction, ctx.width = reduction, beta
         ctx.save_for_backward(x, y)
         diff = x - y
         size = xp_for(diff).abs(diff)
         return _reduce(xp_for(diff).where(size < beta, 0.5 * diff * diff / beta,
                                           size - 0.5 * beta), reduction)
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, y = ctx.saved_tensors
-        diff = x - y
-        g = _each(grad, ctx.reduction, diff.shape) * SmoothL1Loss.slope(diff, ctx.beta)
-        return unbroadcast(g, ctx.input_shapes[0]), unbroadcast(-g, ctx.input_shapes[1]), \
-            None, None
-
-    @staticmethod
-    def jvp(ctx, tx, ty, *_):
-        """jvp: l̇ = reduce(slope(d) · (ẋ - ẏ))."""
-        diff, diff_dot = _diff_tangent(ctx, tx, ty)
-        return apply_reduction(SmoothL1Loss.slope(diff, ctx.beta) * diff_dot, ctx.reduction)
 
     @staticmethod
     def slope(diff, beta):
@@ -173,37 +179,22 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     return SmoothL1Loss.apply(input, target, reduction, float(beta))
 
 
-class HuberLoss(Function):
+class HuberLoss(_PiecewiseLoss):
     """l = 0.5 d² where |d| < δ, else δ (|d| - 0.5 δ) (d = x - y), reduced: smooth_l1 times δ.
 
     d/dx = d inside, δ sign(d) outside (= -d/dy).
     """
 
-    raw = True
     name = "huber_loss"
 
     @staticmethod
     def forward(ctx, x, y, reduction, delta):
-        ctx.reduction, ctx.delta = reduction, delta
+        ctx.reduction, ctx.width = reduction, delta
         ctx.save_for_backward(x, y)
         diff = x - y
         size = xp_for(diff).abs(diff)
         return _reduce(xp_for(diff).where(size < delta, 0.5 * diff * diff,
                                           delta * (size - 0.5 * delta)), reduction)
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, y = ctx.saved_tensors
-        diff = x - y
-        g = _each(grad, ctx.reduction, diff.shape) * HuberLoss.slope(diff, ctx.delta)
-        return unbroadcast(g, ctx.input_shapes[0]), unbroadcast(-g, ctx.input_shapes[1]), \
-            None, None
-
-    @staticmethod
-    def jvp(ctx, tx, ty, *_):
-        """jvp: l̇ = reduce(slope(d) · (ẋ - ẏ))."""
-        diff, diff_dot = _diff_tangent(ctx, tx, ty)
-        return apply_reduction(HuberLoss.slope(diff, ctx.delta) * diff_dot, ctx.reduction)
 
     @staticmethod
     def slope(diff, delta):
