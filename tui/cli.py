@@ -45,6 +45,7 @@ def _open_app(script: str | None = None, script_args=(), pause: bool = True) -> 
     result = GradlabApp(script=script, script_args=script_args, pause_at_start=pause).run()
     session = getattr(result, "run_on", None)
     if session is None:
+        _let_stopped_runs_end()
         return 0
     if session.run is None:
         session.detach("continue")
@@ -78,6 +79,35 @@ def _wait_for(run, poll: float = 0.2, out=None, release=None) -> int:
     return run.exit_code or 0
 
 
+def _let_stopped_runs_end(out=None, notice_after: float = 1.0, poll: float = 0.1) -> None:
+    """Wait for the scripts the user stopped as the app closed, saying so when it takes long.
+
+    A stopped script ends at its next gradlab event or Python statement, but one blocked in
+    a call Python can't interrupt (``time.sleep``, ``input()``) ends only when the call
+    returns; Python would wait for it silently at exit. Ctrl+C ends the process at once.
+    """
+    from gradlab.debug.runner import live_runs
+
+    out = out or sys.stderr
+    waited, said = 0.0, False
+    try:
+        while True:
+            busy = [run for run in live_runs() if run.stopping]
+            if not busy:
+                return
+            if waited >= notice_after and not said:
+                names = ", ".join(run.name for run in busy)
+                print(f"gradlab: waiting for {names} to stop: it is inside a call Python "
+                      "can't interrupt (time.sleep, input, a blocking read). Ctrl+C ends it "
+                      "now.", file=out)
+                said = True
+            busy[0].wait(poll)
+            waited += poll
+    except KeyboardInterrupt:
+        out.flush()
+        os._exit(130)
+
+
 def _print_new(text: str, shown: str, out) -> str:
     """Print what ``text`` (the last part of an output) has beyond ``shown``."""
     if text.startswith(shown):
@@ -101,6 +131,7 @@ def _open_lesson(lesson, path) -> int:
     from .app import GradlabApp
 
     GradlabApp(lesson=lesson.number).run()
+    _let_stopped_runs_end()
     return 0
 
 

@@ -8,22 +8,36 @@ back when it ends). Those are process-wide, so one script runs at a time.
 What the worker thread prints is captured by a *thread-routed* stream put on
 ``sys.stdout`` and ``sys.stderr`` while a run is going: writes from the
 worker go to the run's buffer, writes from every other thread (the app,
-pytest) go through to the stream that was there before. Threads the script
-starts itself are not captured.
+pytest) go through to the stream that was there before. A thread the
+script starts (``threading.Thread``, a thread pool) belongs to its run:
+while runs are going, ``Thread.start`` is wrapped so that the new thread
+writes to the run's output too, and a stop stops it as well.
 
 The worker thread is not a daemon: a script the user lets run on after
 closing the app keeps going, and the interpreter waits for it at exit as it
 would for ``python SCRIPT``.
+
+**Stopping.** A stop is cooperative first: the session raises
+:class:`~gradlab.debug.stepper.StopRun` at the run's next gradlab event. A
+script busy elsewhere (a pure-Python loop, a long NumPy call) emits none,
+so :meth:`ScriptRun.request_stop` also starts a watchdog: each ``grace``
+seconds it raises ``StopRun`` asynchronously in every thread of the run
+that is running its own code, not gradlab's (CPython delivers it between
+two bytecodes; a thread blocked in a C call such as ``time.sleep`` gets it
+when the call returns). Threads inside gradlab's code are left to the
+cooperative stop, so an engine update is never cut in half.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import io
 import os
 import runpy
 import sys
 import threading
+import time
 import traceback
 import weakref
 from collections import deque
@@ -32,7 +46,8 @@ from typing import Any
 
 from .stepper import StopRun
 
-__all__ = ["ScriptRun", "script_environment", "script_traceback", "RUN_STATUSES"]
+__all__ = ["ScriptRun", "script_environment", "script_traceback", "current_run", "live_runs",
+           "RUN_STATUSES", "STOP_GRACE"]
 
 RUN_STATUSES = ("starting", "running", "finished", "failed", "stopped")
 
@@ -132,10 +147,17 @@ class _RoutedStream(io.TextIOBase):
 _routes_lock = threading.Lock()
 _installed: dict[str, _RoutedStream] = {}  # "stdout"/"stderr" -> the stream this module put there
 _every_stream: weakref.WeakSet = weakref.WeakSet()  # older ones may still be wrapped by others
+_runs: dict[int, ScriptRun] = {}  # thread ident -> the run it belongs to (worker or started by it)
+_thread_start = threading.Thread.start  # the original: put back when no run is going
+_GRADLAB_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_STDLIB = os.path.dirname(os.__file__) + os.sep  # the interpreter's own, not a venv's
+STOP_GRACE = 0.5
+"""Seconds a stopped run has to reach its next gradlab event before the watchdog steps in."""
 
 
-def _route(ident: int, output: _Output) -> None:
-    """Send thread ``ident``'s writes on sys.stdout and sys.stderr to ``output``."""
+def _route(ident: int, run: ScriptRun) -> None:
+    """Send thread ``ident``'s writes on sys.stdout and sys.stderr to ``run``'s output, and
+    let the threads it starts join ``run`` (see ``_start_in_run``)."""
     with _routes_lock:
         for name in ("stdout", "stderr"):
             stream = _installed.get(name)
@@ -143,7 +165,9 @@ def _route(ident: int, output: _Output) -> None:
                 stream = _installed[name] = _RoutedStream(getattr(sys, name))
                 _every_stream.add(stream)
                 setattr(sys, name, stream)
-            stream.routes[ident] = output
+            stream.routes[ident] = run._output
+        _runs[ident] = run
+        threading.Thread.start = _start_in_run
 
 
 def _unroute(ident: int) -> None:
@@ -158,6 +182,52 @@ def _unroute(ident: int) -> None:
             if getattr(sys, name) is stream:  # else someone replaced it since: leave theirs
                 setattr(sys, name, stream.original)
             del _installed[name]
+        _runs.pop(ident, None)
+        if not _runs and threading.Thread.start is _start_in_run:
+            threading.Thread.start = _thread_start
+
+
+def _start_in_run(thread: threading.Thread) -> None:
+    """``Thread.start`` while runs are going: a thread that a run's thread starts joins
+    that run (its prints go to the run's output, a stop stops it too)."""
+    run = _runs.get(threading.get_ident())
+    if run is not None:
+        run._adopt(thread)
+    _thread_start(thread)
+
+
+def current_run() -> ScriptRun | None:
+    """The run the calling thread belongs to (its worker or a thread it started), if any."""
+    return _runs.get(threading.get_ident())
+
+
+def live_runs() -> list[ScriptRun]:
+    """Runs with a thread still going (the command line waits for stopped ones at exit)."""
+    with _routes_lock:
+        return list(dict.fromkeys(_runs.values()))
+
+
+def _raise_in_thread(ident: int, exc_type: type[BaseException]) -> bool:
+    """Have CPython raise ``exc_type`` in thread ``ident`` at its next bytecode."""
+    set_async_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc
+    changed = set_async_exc(ctypes.c_ulong(ident), ctypes.py_object(exc_type))
+    if changed > 1:  # cannot happen for a live ident; undo rather than hit several threads
+        set_async_exc(ctypes.c_ulong(ident), None)
+    return changed == 1
+
+
+def _busy_in_gradlab(ident: int) -> bool:
+    """Whether thread ``ident`` is running gradlab's own code: its innermost frame that is
+    not the standard library's (``no_grad``'s contextlib, a Condition.wait) is gradlab's."""
+    frame = sys._current_frames().get(ident)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename.startswith(_GRADLAB_DIR):
+            return True
+        if not filename.startswith(_STDLIB):
+            return False  # the script's code, or a library it calls
+        frame = frame.f_back
+    return False
 
 
 class ScriptRun:
@@ -187,6 +257,10 @@ class ScriptRun:
         self._on_end = on_end
         self.thread = threading.Thread(target=self._main, name=f"gradlab run: {name}",
                                        daemon=False)
+        self.stopping = False  # set by request_stop(); the session stops the run's threads
+        self.interrupted = 0  # how many times the watchdog raised StopRun outside gradlab
+        self._threads = [self.thread]  # the worker, then the threads it (transitively) started
+        self._threads_lock = threading.Lock()
 
     @classmethod
     def for_script(cls, path: str, args=(), **options) -> ScriptRun:
@@ -220,7 +294,7 @@ class ScriptRun:
         return self
 
     def _main(self) -> None:
-        _route(threading.get_ident(), self._output)
+        _route(threading.get_ident(), self)
         try:
             self.result = self._target()
             self.status, self.exit_code = "finished", 0
@@ -253,7 +327,59 @@ class ScriptRun:
         self.error, self.exit_code, self.status = error, code, "failed"
         self.traceback = script_traceback(error, self.script, skip=(__file__,))
 
+    def _adopt(self, thread: threading.Thread) -> None:
+        """Make ``thread`` (being started by one of this run's threads) part of this run."""
+        body = thread.run
+
+        def run_in_script_run() -> None:
+            ident = threading.get_ident()
+            _route(ident, self)
+            try:
+                body()
+            except StopRun:  # stopped with its run: ends quietly, like the worker
+                pass
+            finally:
+                _unroute(ident)
+
+        thread.run = run_in_script_run
+        with self._threads_lock:
+            self._threads = [t for t in self._threads if t.is_alive() or t is self.thread]
+            self._threads.append(thread)
+
     # --- any thread -------------------------------------------------------------------------------
+    @property
+    def threads(self) -> list[threading.Thread]:
+        """The run's threads still alive: its worker and the threads it started."""
+        with self._threads_lock:
+            return [t for t in self._threads if t.is_alive()]
+
+    def request_stop(self, grace: float = STOP_GRACE) -> None:
+        """Mark the run stopping and start the watchdog (see the module docstring).
+
+        The session raises StopRun at the next gradlab event of any of the run's
+        threads; a thread that reaches none within ``grace`` seconds (busy in its own
+        Python code) gets StopRun raised asynchronously, each ``grace`` seconds until
+        it ends.
+        """
+        with self._threads_lock:
+            if self.stopping:
+                return
+            self.stopping = True
+        watchdog = threading.Thread(target=self._enforce_stop, args=(grace,), daemon=True,
+                                    name=f"gradlab stop: {self.name}")
+        _thread_start(watchdog)  # never adopted: it must outlive the run's threads
+
+    def _enforce_stop(self, grace: float) -> None:
+        while True:
+            time.sleep(grace)
+            threads = self.threads
+            if not threads:
+                return
+            for thread in threads:
+                if thread.ident is not None and not _busy_in_gradlab(thread.ident) and \
+                        _raise_in_thread(thread.ident, StopRun):
+                    self.interrupted += 1
+
     @property
     def output(self) -> str:
         """What the run printed (stdout and stderr interleaved), the last part."""

@@ -28,7 +28,7 @@ from .. import events
 from .breakpoints import Breakpoint, NonFiniteBreakpoint, OpBreakpoint
 from .recorder import Recorder
 from .reporting import report
-from .runner import ScriptRun
+from .runner import ScriptRun, current_run
 from .snapshot import Snapshot
 from .stepper import STEP_KINDS, DetailSchedule, Stepper, StopRun
 
@@ -103,6 +103,7 @@ class Session:
             if mode == "stop" and self._run_alive():
                 self._detached = True  # the subscription goes when the run ends (_run_ended)
                 self._stepper.stop()
+                self._run.request_stop()
                 self._set_light(False)  # so the very next op delivers the stop
             else:
                 self._stepper.release()
@@ -236,11 +237,14 @@ class Session:
                 self._stepper.step(kind, next_iteration=gate)
 
     def stop(self) -> None:
-        """Stop the run at its next event (StopRun, which a script's ``except`` can't catch)."""
+        """Stop the run at its next event (StopRun, which a script's ``except`` can't catch);
+        a run busy in its own Python code is stopped between two statements (see
+        :meth:`ScriptRun.request_stop`)."""
         with self._lock:
             if self._run_alive():
                 self._set_light(False)
                 self._stepper.stop()
+                self._run.request_stop()
 
     def wait_paused(self, timeout: float | None = None) -> bool:
         """Wait until the run pauses: True if it is paused, False on timeout or its end."""
@@ -370,11 +374,12 @@ class Session:
         local = self._local
         if getattr(local, "busy", False):
             return  # an event caused by our own recording
-        worker = threading.current_thread() is self._worker
-        if worker and self._stepper.stopping:
+        run = current_run()  # the run this thread belongs to: a stopped one ends here
+        if run is not None and run.stopping:
             if type(event) in _STOP_AT:
                 raise StopRun
             return
+        worker = threading.current_thread() is self._worker
         if self._detached:
             return
         recorder = self._recorder

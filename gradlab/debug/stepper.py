@@ -156,8 +156,8 @@ class Stepper:
         if not worker:
             if reason is not None:
                 recorder.log("break", f"{reason} (not paused: the event came from thread "
-                                      f"{threading.current_thread().name!r}, which is not "
-                                      "a run of this session)")
+                                      f"{threading.current_thread().name!r}; only the "
+                                      "session's run pauses, in its main thread)")
             return None
         step_reason = self.reason_to_pause(event, recorder, epoch_before)
         return None if self.released else reason or step_reason

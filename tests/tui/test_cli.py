@@ -7,6 +7,7 @@ import io
 import os
 import shlex
 import sys
+import time
 
 import pytest
 
@@ -98,6 +99,34 @@ def test_a_script_let_run_on_is_waited_for_and_its_output_printed():
                               "it)\nepoch 1\nepoch 2\ndone\ngradlab: train.py finished\n")
 
 
+
+def test_a_stopped_script_blocked_in_sleep_is_waited_for_with_a_note():
+    from gradlab.debug import ScriptRun
+
+    def sleeper():
+        print("going to sleep", flush=True)
+        time.sleep(0.6)  # a C call: the stop lands when it returns
+
+    run = ScriptRun.for_function(sleeper).start()
+    assert wait_until(lambda: "going to sleep" in run.output)
+    run.request_stop(0.05)
+    out = io.StringIO()
+    cli._let_stopped_runs_end(out=out, notice_after=0.1, poll=0.05)
+    assert run.done.is_set() and run.status == "stopped" and not run.threads
+    assert out.getvalue().startswith("gradlab: waiting for sleeper to stop: it is inside a "
+                                     "call Python can't interrupt")
+    quiet = io.StringIO()
+    cli._let_stopped_runs_end(out=quiet)  # nothing left to wait for: says nothing
+    assert quiet.getvalue() == ""
+
+
+def wait_until(condition, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 @pytest.fixture
