@@ -376,9 +376,11 @@ class ScriptRun:
             if not threads:
                 return
             for thread in threads:
-                if thread.ident is not None and not _busy_in_gradlab(thread.ident) and \
-                        _raise_in_thread(thread.ident, StopRun):
-                    self.interrupted += 1
+                if thread.ident is None or _busy_in_gradlab(thread.ident):
+                    continue
+                self.interrupted += 1  # counted first: the thread may end before we go on
+                if not _raise_in_thread(thread.ident, StopRun):
+                    self.interrupted -= 1
 
     @property
     def output(self) -> str:

@@ -345,6 +345,10 @@ class Session:
         with self._lock:
             if run.status == "failed" and run.traceback:
                 self._recorder.log("error", run.traceback.rstrip().splitlines()[-1])
+            if run.status == "stopped" and run.interrupted:
+                self._recorder.log("phase", f"{run.name} was busy in its own code, with no "
+                                            "gradlab op to stop at: stopped between two of its "
+                                            "statements")
             self._recorder.log("phase", f"run {run.name} {run.status}")
             if self._worker is run.thread:
                 self._worker = None

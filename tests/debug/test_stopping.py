@@ -58,6 +58,8 @@ def test_session_stop_ends_a_script_that_never_calls_gradlab(tmp_path):
         session.stop()  # the default grace: half a second
         assert session.wait_finished(WAIT)
     assert run.status == "stopped" and session.status == "stopped"
+    said = [line.text for line in session.snapshot().log if line.kind == "phase"]
+    assert any("stopped between two of its statements" in text for text in said)
 
 
 def test_quitting_with_stop_ends_a_spinning_script(tmp_path):
