@@ -137,14 +137,14 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accu
             capture.setdefault(node, []).append((nr, i))
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
-    root_nodes = list(dict.fromkeys(edge[0] for edge, _ in roots))
+    root_nodes = list(dict.fromkeys([edge[0] for edge, _ in roots]))
     dependencies, parents = _discover(root_nodes, want_parents=bool(capture))
     must_run = _ancestors(capture, parents) if capture else None
 
     buffers: dict = {}
     for (node, nr), g in roots:
         _add_to_buffer(buffers, node, nr, g)
-    ready = [(-n.id, n) for n in root_nodes if dependencies.get(n, 0) == 0]
+    ready = [(-n.id, n) for n in root_nodes if dependencies[n] == 0]
     heapq.heapify(ready)
 
     call_node = _call_node_detecting_anomaly if anomaly.enabled else _call_node
@@ -201,11 +201,12 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accu
 def _discover(root_nodes, want_parents):
     """Count the edges reaching each node from the roots (iterative DFS, no recursion).
 
-    With ``want_parents`` also return, for each node, the nodes with an edge to it.
+    A node is in ``dependencies`` once found (roots start at zero), so that dict
+    is also the visited set. With ``want_parents`` also return, for each node,
+    the nodes with an edge to it.
     """
-    dependencies: dict = {}
+    dependencies = dict.fromkeys(root_nodes, 0)
     parents: dict = {}
-    seen = set(root_nodes)
     stack = list(root_nodes)
     while stack:
         node = stack.pop()
@@ -213,12 +214,13 @@ def _discover(root_nodes, want_parents):
             if edge is None:
                 continue
             target = edge[0]
-            dependencies[target] = dependencies.get(target, 0) + 1
+            if target in dependencies:
+                dependencies[target] += 1
+            else:
+                dependencies[target] = 1
+                stack.append(target)
             if want_parents:
                 parents.setdefault(target, []).append(node)
-            if target not in seen:
-                seen.add(target)
-                stack.append(target)
     return dependencies, parents
 
 
@@ -271,10 +273,10 @@ def _apply_hooks(hooks, g):
 def _call_node(node, grads, retain_graph):
     """Run one node's backward, check what it returns, and emit ``BackwardNode``."""
     if node.materialize_grads:
-        for nr, g in enumerate(grads):
-            if g is None and node.output_meta[nr] is not None:  # unused output: zero grad
-                from ..ops.creation import zeros_from_meta
-                grads[nr] = zeros_from_meta(node.output_meta[nr])
+        for g in grads:
+            if g is None:  # an output got no gradient: backward sees zeros there
+                _materialize(node, grads)
+                break
     results = node.fn.backward(node, *grads)
     if type(results) is not tuple:
         results = (results,)
@@ -292,6 +294,15 @@ def _call_node(node, grads, retain_graph):
     if not retain_graph and node._saved is not None:
         node.release_saved()
     return results
+
+
+def _materialize(node, grads):
+    """Zeros in place of the missing gradients of ``node``'s (non-None) outputs."""
+    from ..ops.creation import zeros_from_meta
+
+    for nr, g in enumerate(grads):
+        if g is None and node.output_meta[nr] is not None:
+            grads[nr] = zeros_from_meta(node.output_meta[nr])
 
 
 def _call_node_detecting_anomaly(node, grads, retain_graph):

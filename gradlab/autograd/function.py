@@ -196,22 +196,22 @@ def _dispatch(fn, args):
     and no event work unless someone listens.
     """
     # 1. Which arguments are tensors, on which device, and does any need a gradient?
+    #    (``fargs``: the arguments as a raw forward sees them, arrays for tensors.)
     device = None
     requires_grad = False
-    raw = fn.raw
-    fargs = list(args) if raw else args
-    i = 0
+    fargs = []
     for a in args:
         if isinstance(a, Tensor):
-            if raw:
-                fargs[i] = a._data
+            fargs.append(a._data)
             if a._requires_grad:
                 requires_grad = True
             if device is None:
                 device = a._device
             elif a._device is not device:
                 _raise_mixed_devices(fn, args)
-        i += 1
+        else:
+            fargs.append(a)
+    raw = fn.raw
     record = requires_grad and fn.differentiable and state.enabled
     tangents = None
     if state.dual is not None and fn.differentiable:  # forward mode: any tangents coming in?
@@ -239,7 +239,7 @@ def _dispatch(fn, args):
         prev, level = state.enabled, state.dual
         state.enabled, state.dual = False, None
         try:
-            result = fn.forward(ctx, *fargs)
+            result = fn.forward(ctx, *args)
         finally:
             state.enabled, state.dual = prev, level
     duration = time.perf_counter() - start if listening else 0.0
@@ -296,28 +296,27 @@ def _record_node(fn, args):
         node._forward_trace = record_forward_trace()
     edges = []
     metas = []
-    needs = []
     no_grad_tensors = 0  # bit i: argument i is a tensor that needs no gradient
-    for i, a in enumerate(args):
-        if isinstance(a, Tensor) and a._requires_grad:
-            grad_fn = a.grad_fn
-            if grad_fn is not None:
-                edges.append((grad_fn, a._out_index))
-            else:
-                acc = a._accumulator
-                edges.append((acc if acc is not None else _grad_accumulator(a), 0))
-            metas.append((a._data.shape, a.dtype, a._device))
-            needs.append(True)
-        else:
-            if isinstance(a, Tensor):
-                no_grad_tensors |= 1 << i
-            edges.append(None)
-            metas.append(None)
-            needs.append(False)
+    i = 0
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._requires_grad:
+                grad_fn = a.grad_fn
+                if grad_fn is not None:
+                    edges.append((grad_fn, a._out_index))
+                else:
+                    acc = a._accumulator
+                    edges.append((acc if acc is not None else _grad_accumulator(a), 0))
+                metas.append((a._data.shape, a.dtype, a._device))
+                i += 1
+                continue
+            no_grad_tensors |= 1 << i
+        edges.append(None)
+        metas.append(None)
+        i += 1
     node.edges = tuple(edges)
     node.no_grad_tensors = no_grad_tensors
     node.input_meta = tuple(metas)
-    node.needs_input_grad = tuple(needs)
     return node
 
 

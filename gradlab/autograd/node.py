@@ -55,8 +55,8 @@ class SavedTensor:
             storage.retain_for_backward()
 
     def release(self) -> None:
-        if self.storage is not None:
-            self.storage.release_for_backward()
+        """Stop counting the buffer as kept for backward (only for one with a storage)."""
+        self.storage.release_for_backward()
         self.tensor = self.data = self.storage = None
 
     def unpack(self, node):
@@ -98,7 +98,7 @@ class Node:
     needs no gradient.
     """
 
-    __slots__ = ("fn", "id", "edges", "no_grad_tensors", "input_meta", "needs_input_grad",
+    __slots__ = ("fn", "id", "edges", "no_grad_tensors", "input_meta",
                  "module", "num_outputs", "output_meta", "_saved", "__dict__", "__weakref__")
 
     # Rarely set, so class-level defaults rather than per-node slots: the dispatcher
@@ -155,6 +155,12 @@ class Node:
         """If False, backward may receive None for outputs that got no gradient."""
         self.materialize_grads = bool(value)
 
+    @property
+    def needs_input_grad(self) -> tuple:
+        """Per forward argument, whether it needs a gradient (read from :attr:`edges`, so
+        recording an op builds one tuple fewer)."""
+        return tuple([edge is not None for edge in self.edges])
+
     # --- what the engine and the views use -------------------------------------------------
     @property
     def input_shapes(self) -> tuple:
@@ -182,7 +188,7 @@ class Node:
             for s in saved:
                 # A forward that raised after save_for_backward leaves raw, unresolved
                 # items here; they hold no accounting to undo.
-                if type(s) is SavedTensor:
+                if type(s) is SavedTensor and s.storage is not None:
                     s.release()
         self._saved = _RELEASED
 
