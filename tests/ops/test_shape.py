@@ -189,6 +189,24 @@ def test_repeat_gradient_counts_copies(shape, data):
     np.testing.assert_array_equal(x.grad.numpy(), np.full(shape, float(copies)))
 
 
+@settings(max_examples=60, deadline=None)
+@given(shape=st.lists(st.integers(0, 3), max_size=3), data=st.data())
+def test_expand_is_numpys_read_only_broadcast_view_of_its_input(shape, data):
+    """Expand builds its view itself (NumPy's broadcast_to is slow): the same strides, no
+    copy, read-only, in the graph as a view of the input, for any broadcastable target."""
+    lead = data.draw(st.lists(st.integers(0, 3), max_size=2))
+    target = tuple(lead) + tuple(data.draw(st.sampled_from([s, 4])) if s == 1 else s
+                                 for s in shape)
+    x = gradlab.arange(float(np.prod(shape))).reshape(shape)
+    y = x.expand(*target)
+    expected = np.broadcast_to(x.numpy(), target)
+    assert y.numpy().strides == expected.strides and not y.numpy().flags.writeable
+    np.testing.assert_array_equal(y.numpy(), expected)
+    assert y._storage is x._storage  # a view: the same memory, counted once
+    x.fill_(7.0)
+    assert np.all(y.numpy() == 7.0)
+
+
 # --- errors that teach --------------------------------------------------------------------------
 
 def _x():
