@@ -1,4 +1,11 @@
-"""``gradlab.linalg``: PyTorch's ``torch.linalg`` namespace (norms of vectors and matrices).
+"""``gradlab.linalg``: PyTorch's ``torch.linalg`` namespace: norms, solvers, decompositions.
+
+Solvers (``ops/solvers.py``): ``inv``, ``solve``, ``det``, ``slogdet``.
+Decompositions (``ops/decompositions.py``): ``cholesky``, ``eigh``,
+``eigvalsh``, ``svd``, ``svdvals``, ``qr``. All work on batches of matrices
+in the last two dims, are differentiable (their gradient formulas are on the
+Functions), and return PyTorch's named tuples (``eigh(A).eigenvalues``,
+``svd(A).S``, ``qr(A).Q``, ``slogdet(A).logabsdet``).
 
 ``gradlab.norm`` (``ops/statistics.py``) is the one differentiable p-norm
 node; this module gives it ``torch.linalg``'s names and conventions, which
@@ -8,11 +15,10 @@ called ``ord``, and over two dims it means a *matrix* norm (the induced
 ``linalg.norm(A, 1)`` and ``torch.norm(A, 1)`` differ for a matrix.
 
 The matrix norms are compositions of differentiable ops, so their gradients
-(and forward-mode tangents) come for free: 'fro' is the vector 2-norm of all
-entries; ord=1 / -1 the largest / smallest column sum of |A|; ord=inf / -inf
-the same for row sums.
-The spectral (2, -2) and nuclear ('nuc') norms need singular values, which
-gradlab does not compute (yet), so they raise.
+come for free: 'fro' is the vector 2-norm of all entries; ord=1 / -1 the
+largest / smallest column sum of |A|; ord=inf / -inf the same for row sums;
+ord=2 / -2 the largest / smallest singular value and 'nuc' their sum (from
+``svdvals``, which has no forward-mode rule yet).
 
 (The ops family ``gradlab.ops.linalg`` holds matmul, bmm, einsum; this
 module is the ``torch.linalg`` namespace and has none of them.)
@@ -22,13 +28,75 @@ from __future__ import annotations
 
 import math
 
-from .ops import reduction, statistics
+from .ops import decompositions as _dec
+from .ops import reduction, solvers, statistics
 from .ops._util import check_float
 from .ops.selection import where
 from .ops.unary import abs as _abs
 from .tensor import Tensor
 
-__all__ = ["norm", "vector_norm", "matrix_norm"]
+__all__ = ["norm", "vector_norm", "matrix_norm", "inv", "solve", "det", "slogdet", "cholesky",
+           "eigh", "eigvalsh", "svd", "svdvals", "qr"]
+
+
+def inv(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's argument names
+    """A⁻¹ of each square matrix. d/dA: grad_A = -A⁻ᵀ G A⁻ᵀ."""
+    return solvers.inv_of("linalg.inv", A)
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
+    """X with A X = B (left=False: X A = B), without forming A⁻¹ (faster, more accurate).
+
+    B is a vector (or batch of vectors, shape A.shape[:-1]) or matrices; batch
+    dims broadcast. grad_B = A⁻ᵀ G, grad_A = -grad_B Xᵀ.
+    """
+    return solvers.solve_of("linalg.solve", A, B, left)
+
+
+def det(A: Tensor) -> Tensor:  # noqa: N803
+    """det(A). d/dA = det(A) A⁻ᵀ (Jacobi's formula)."""
+    return solvers.det_of("linalg.det", A)
+
+
+def slogdet(A: Tensor):  # noqa: N803
+    """``(sign, logabsdet)`` with det(A) = sign · exp(logabsdet). d logabsdet/dA = A⁻ᵀ."""
+    return solvers.return_types.linalg_slogdet(*solvers.slogdet_of("linalg.slogdet", A))
+
+
+def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
+    """L (lower triangular, positive diagonal) with A = L Lᵀ, for symmetric positive-definite
+    A; upper=True gives U = Lᵀ. Only the lower triangle of A is read."""
+    return _dec.cholesky_of("linalg.cholesky", A, upper)
+
+
+def eigh(A: Tensor, UPLO: str = "L"):  # noqa: N803
+    """``(eigenvalues, eigenvectors)`` of symmetric A (only the UPLO triangle is read):
+    A = V diag(λ) Vᵀ, λ ascending. Eigenvectors' signs are arbitrary."""
+    return _dec.return_types.linalg_eigh(*_dec.eigh_of("linalg.eigh", A, UPLO))
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
+    """The eigenvalues of symmetric A, ascending. grad_A = V diag(g) Vᵀ, fine even when
+    eigenvalues repeat (eigh computes the V it needs)."""
+    return _dec.eigh_of("linalg.eigvalsh", A, UPLO)[0]
+
+
+def svd(A: Tensor, full_matrices: bool = True, *, driver=None):  # noqa: N803
+    """``(U, S, Vh)`` with A = U diag(S) Vh, S descending. full_matrices=True (the default,
+    as PyTorch) makes U m×m and Vh n×n; gradients use only their first min(m, n)
+    columns / rows. ``driver`` is for CUDA in PyTorch and is ignored."""
+    return _dec.return_types.linalg_svd(*_dec.svd_of("linalg.svd", A, full_matrices))
+
+
+def svdvals(A: Tensor, *, driver=None) -> Tensor:  # noqa: N803
+    """The singular values, descending. grad_A = U diag(g) Vh."""
+    return _dec.svd_of("linalg.svdvals", A, False)[1]
+
+
+def qr(A: Tensor, mode: str = "reduced"):  # noqa: N803
+    """``(Q, R)`` with A = Q R. mode='reduced': Q m×k, R k×n (k = min(m, n));
+    'complete': Q m×m; 'r': only R (Q is empty) and no gradient."""
+    return _dec.return_types.linalg_qr(*_dec.qr_of("linalg.qr", A, mode))
 
 
 def _prepare(op: str, x, dtype) -> Tensor:
@@ -78,7 +146,8 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,  #
     """A norm of the matrices held in dims ``dim`` of ``A`` (by default the last two).
 
     'fro': √(Σ a_ij²).  1 / -1: max / min over columns of Σ_i |a_ij|.
-    inf / -inf: max / min over rows of Σ_j |a_ij|.
+    inf / -inf: max / min over rows of Σ_j |a_ij|.  2 / -2: the largest / smallest
+    singular value; 'nuc': their sum.
     """
     A = _prepare("linalg.matrix_norm", A, dtype)  # noqa: N806
     if A.ndim < 2:
@@ -95,10 +164,7 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,  #
     if ord == "fro":
         return statistics.norm(A, 2, (rows, cols), keepdim)
     if ord in ("nuc", 2, -2):
-        raise NotImplementedError(
-            f"linalg.matrix_norm: ord={ord!r} needs the singular values of A, which gradlab "
-            f"does not compute yet. Use ord='fro' (an upper bound of the 2-norm), 1 or inf, "
-            f"or compute it outside autograd: numpy.linalg.norm(A.numpy(), {ord!r})")
+        return _singular_value_norm(A, ord, rows, cols, keepdim)
     if ord not in (1, -1, math.inf, -math.inf):
         raise RuntimeError(f"linalg.matrix_norm: ord must be 'fro', 'nuc', 1, -1, 2, -2, inf "
                            f"or -inf, got {ord!r}")
@@ -106,6 +172,20 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,  #
     sums = reduction.sum(_abs(A), summed, keepdim=True)
     out = (reduction.amax if ord > 0 else reduction.amin)(sums, over, keepdim=True)
     return out if keepdim else out.squeeze((rows, cols))
+
+
+def _singular_value_norm(A: Tensor, ord, rows: int, cols: int, keepdim: bool) -> Tensor:  # noqa: A002, N803, E501
+    """ord=2 / -2 / 'nuc' from the singular values of the (rows, cols) matrices."""
+    rest = [d for d in range(A.ndim) if d not in (rows, cols)]
+    values = svdvals(A.permute(*rest, rows, cols))
+    if ord == "nuc":
+        out = values.sum(-1)
+    else:
+        out = (reduction.amax if ord == 2 else reduction.amin)(values, -1)
+    if keepdim:
+        for d in sorted((rows, cols)):
+            out = out.unsqueeze(d)
+    return out
 
 
 def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *,  # noqa: N803

@@ -15,6 +15,8 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``statistics``               var, std, var_mean, std_mean, norm
 ``softmax_family``           softmax, log_softmax, logsumexp
 ``linalg``                   matmul, bmm, dot, einsum ...
+``solvers``                  inverse, det, logdet, slogdet (+ linalg.inv, linalg.solve)
+``decompositions``           cholesky (+ linalg.eigh, linalg.svd, linalg.qr ...)
 ``shape``                    reshape, transpose, expand, flip, roll, repeat ...
 ``padding``                  narrow, pad (each is the other's backward)
 ``triangular``               tril, triu
@@ -65,6 +67,7 @@ from . import (
     convolution,
     creation,
     cumulative,
+    decompositions,
     dense,
     dropout_family,
     fused,
@@ -85,6 +88,7 @@ from . import (
     selection,
     shape,
     softmax_family,
+    solvers,
     sorting,
     statistics,
     triangular,
@@ -102,6 +106,7 @@ from .conversion import *  # noqa: F403
 from .convolution import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .cumulative import *  # noqa: F403
+from .decompositions import *  # noqa: F403
 from .dense import *  # noqa: F403
 from .dropout_family import *  # noqa: F403
 from .fused import *  # noqa: F403
@@ -123,6 +128,7 @@ from .resampling import *  # noqa: F403
 from .selection import *  # noqa: F403
 from .shape import *  # noqa: F403
 from .softmax_family import *  # noqa: F403
+from .solvers import *  # noqa: F403
 from .sorting import *  # noqa: F403
 from .statistics import *  # noqa: F403
 from .triangular import *  # noqa: F403
@@ -134,7 +140,7 @@ FAMILIES = (arithmetic, fused, unary, unary_backward, selection, comparison, red
             indexing, gather_scatter, activation, conversion, inplace, random_fills, dense,
             convolution, pooling, avg_pooling, adaptive_pooling, normalization, dropout_family,
             lookup, losses, regression_losses, classification_losses, sorting, resampling,
-            attention, creation)
+            attention, solvers, decompositions, creation)
 """The op families; each binds the functions its TENSOR_METHODS names onto Tensor."""
 
 install_methods(FAMILIES)
