@@ -139,7 +139,7 @@ def _check(what, func, inputs, eps, atol, rtol, raise_exception) -> bool:
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
                   rtol: float = 1e-3, raise_exception: bool = True, **_ignored) -> bool:
     """Check second derivatives: gradcheck the gradient of ``func`` (built with create_graph)."""
-    from ..ops.creation import randn_like
+    from ..ops.sampling import randn_like
     from ..random import Generator
 
     inputs = _as_tuple(inputs)

@@ -24,7 +24,8 @@ import warnings
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
-from ..ops.creation import rand, randn, tensor
+from ..ops.creation import tensor
+from ..ops.sampling import rand, randn
 from ..ops.selection import where
 from ..tensor import Tensor
 

@@ -41,7 +41,8 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``sorting``                  sort, argsort, topk, kthvalue, unique
 ``resampling``               interpolate (nearest, linear, bilinear ...)
 ``attention``                scaled_dot_product_attention
-``creation``                 tensor, zeros, randn, arange, multinomial ... (no gradient)
+``creation``                 tensor, zeros, ones, full, arange, eye ... (no gradient)
+``sampling``                 rand, randn, randint, normal, multinomial ... (no gradient)
 ===========================  ====================================================================
 
 Modules whose names start with ``_`` hold helpers, not ops: ``_util`` (for
@@ -85,6 +86,7 @@ from . import (
     reduction,
     regression_losses,
     resampling,
+    sampling,
     selection,
     shape,
     softmax_family,
@@ -125,6 +127,7 @@ from .random_fills import *  # noqa: F403
 from .reduction import *  # noqa: F403
 from .regression_losses import *  # noqa: F403
 from .resampling import *  # noqa: F403
+from .sampling import *  # noqa: F403
 from .selection import *  # noqa: F403
 from .shape import *  # noqa: F403
 from .softmax_family import *  # noqa: F403
@@ -140,7 +143,7 @@ FAMILIES = (arithmetic, fused, unary, unary_backward, selection, comparison, red
             indexing, gather_scatter, activation, conversion, inplace, random_fills, dense,
             convolution, pooling, avg_pooling, adaptive_pooling, normalization, dropout_family,
             lookup, losses, regression_losses, classification_losses, sorting, resampling,
-            attention, solvers, decompositions, creation)
+            attention, solvers, decompositions, creation, sampling)
 """The op families; each binds the functions its TENSOR_METHODS names onto Tensor."""
 
 install_methods(FAMILIES)

@@ -47,7 +47,7 @@ from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import tangent_sum, unbroadcast, xp_for
-from .creation import rand
+from .sampling import rand
 
 # PyTorch has no torch.scaled_dot_product_attention: only F.scaled_dot_product_attention.
 __all__: list[str] = []

@@ -201,7 +201,7 @@ def random_split(dataset: Dataset, lengths: Sequence[int | float],
         raise ValueError(
             f"random_split: the lengths {lengths} sum to {sum(lengths)}, but the dataset has "
             f"{n} samples. Fix: make them add up to {n}, or pass fractions that sum to 1.")
-    from ...ops.creation import randperm
+    from ...ops.sampling import randperm
 
     order = randperm(n, generator=generator).tolist()
     offsets = itertools.accumulate(lengths)

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence, Sized
 
 import numpy as np
 
-from ...ops.creation import randint, randperm
+from ...ops.sampling import randint, randperm
 from ...random import Generator, get_generator
 from ...tensor import Tensor
 
