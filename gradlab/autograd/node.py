@@ -173,8 +173,13 @@ class Node:
         return self.fn.name
 
     def name(self) -> str:
-        """PyTorch's class-style name, e.g. ``MulBackward0``."""
-        return self.fn.node_name
+        """PyTorch's class-style name, e.g. ``MulBackward0``.
+
+        PyTorch names a node after the overload that ran (``SumBackward0`` for a full
+        sum, ``SumBackward1`` over dims); an op that covers several sets
+        ``ctx.node_name`` in its forward, else its Function's ``node_name`` holds.
+        """
+        return self.__dict__.get("node_name") or self.fn.node_name
 
     def __del__(self) -> None:
         # A graph dropped without backward: its saved buffers stop counting as activations.

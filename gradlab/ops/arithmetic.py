@@ -29,8 +29,9 @@ from .unary import _StepFunction, floor, log, trunc
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
            "negative", "pow", "reciprocal", "square", "remainder", "floor_divide",
-           "broadcast_shapes"]
-TENSOR_METHODS = [name for name in __all__ if name != "broadcast_shapes"]  # a function only
+           "broadcast_shapes", "rsub"]
+TENSOR_METHODS = [name for name in __all__ if name not in ("broadcast_shapes", "rsub")]
+# (broadcast_shapes and rsub are functions only, as in PyTorch; rsub is also __rsub__)
 
 
 class Add(Function):
@@ -71,6 +72,19 @@ class Sub(Function):
     def jvp(ctx, ta, tb):
         """ẏ = ȧ - ḃ."""
         return tangent_sum(ctx.results[0].shape, ta, None if tb is None else -tb)
+
+
+class Rsub(Sub):
+    """``rsub(input, other)`` = other - input: Sub with its operands swapped, under
+    PyTorch's names (``number - tensor`` runs it too, as RsubScalar)."""
+
+    name, node_name = "rsub", "RsubBackward0"
+
+
+class RsubScalar(Rsub):
+    """``rsub`` of a number: PyTorch's overload for it, RsubBackward1."""
+
+    name, node_name = "rsub", "RsubBackward1"
 
 
 class Mul(Function):
@@ -144,15 +158,27 @@ def add(input, other, *, alpha=1) -> Tensor:
 
 def sub(input, other, *, alpha=1) -> Tensor:
     """``input - alpha * other``, broadcasting."""
-    if getattr(input, "dtype", None) is _dt.bool or getattr(other, "dtype", None) is _dt.bool:
+    return _subtract(Sub, input, other, alpha)
+
+
+def rsub(input, other, *, alpha=1) -> Tensor:
+    """``other - alpha * input`` (what ``number - tensor`` runs)."""
+    return _subtract(Rsub if isinstance(other, Tensor) else RsubScalar, other, input, alpha)
+
+
+def _subtract(op, minuend, subtrahend, alpha) -> Tensor:
+    """``minuend - alpha * subtrahend`` as the node ``op`` (Sub, or Rsub with them swapped)."""
+    if getattr(minuend, "dtype", None) is _dt.bool or \
+            getattr(subtrahend, "dtype", None) is _dt.bool:
         raise RuntimeError(
-            "sub: subtracting bool tensors is not supported (shapes "
-            f"{tuple(getattr(input, 'shape', ()))} and {tuple(getattr(other, 'shape', ()))}). "
+            f"{op.name}: subtracting bool tensors is not supported (shapes "
+            f"{tuple(getattr(minuend, 'shape', ()))} and "
+            f"{tuple(getattr(subtrahend, 'shape', ()))}). "
             "Fix: to invert a mask use ~mask or logical_not(); for numbers convert with .int()"
         )
     if alpha != 1:
-        other = mul(other, alpha)
-    return binary_op(Sub, input, other)
+        subtrahend = mul(subtrahend, alpha)
+    return binary_op(op, minuend, subtrahend)
 
 
 def mul(input, other) -> Tensor:
@@ -203,7 +229,7 @@ class PowScalar(Function):
     """a ** e for a number e.   d/da = e · a^(e-1)."""
 
     raw = True
-    name = "pow"
+    name, node_name = "pow", "PowBackward0"
     tangent_rule = "elementwise"
 
     @staticmethod
@@ -225,9 +251,12 @@ class Pow(Function):
     """a ** b for tensors.   d/da = b · a^(b-1),  d/db = a^b · ln a (0 where a = 0, b >= 0)."""
 
     raw = True
+    node_name = "PowBackward1"  # tensor ** tensor; a number ** tensor is PowBackward2
 
     @staticmethod
     def forward(ctx, a, b):
+        if not hasattr(a, "shape"):
+            ctx.node_name = "PowBackward2"
         out = a ** b
         ctx.save_for_backward(a, b, out)
         return out

@@ -27,7 +27,7 @@ class ToDtype(Function):
     """Cast to another dtype.   Backward: cast the gradient back to the input's dtype."""
 
     raw = True
-    name = "to"
+    name, node_name = "to", "ToCopyBackward0"  # PyTorch's: .to() is _to_copy underneath
     tangent_rule = "linear"  # the tangent is cast too (an integer target has no tangent)
 
     @staticmethod
@@ -42,7 +42,7 @@ class ToDtype(Function):
 class ToDevice(Function):
     """Copy to another device.   Backward: copy the gradient back."""
 
-    name = "to"
+    name, node_name = "to", "ToCopyBackward0"
     tangent_rule = "linear"  # the tangent moves along
 
     @staticmethod

@@ -36,6 +36,7 @@ class Linear(Function):
     @staticmethod
     def forward(ctx, x, weight, bias):
         ctx.save_for_backward(x, weight)
+        ctx.node_name = _LINEAR_NODE_NAMES[min(x.ndim, 3), bias is not None]
         if x.ndim <= 2:
             out = x @ weight.T
         else:  # fold the batch dims into rows: one matrix product, not one per batch entry
@@ -67,6 +68,15 @@ class Linear(Function):
         return tangent_sum(ctx.results[0].shape,
                            None if tx is None else Linear.apply(tx, weight, None),
                            None if tw is None else Linear.apply(x, tw, None), tb)
+
+
+_LINEAR_NODE_NAMES = {
+    (2, True): "AddmmBackward0", (2, False): "MmBackward0",
+    (1, True): "ViewBackward0", (1, False): "SqueezeBackward4",
+    (3, True): "ViewBackward0", (3, False): "UnsafeViewBackward0",
+}
+"""What PyTorch's graph calls linear's node, by input rank (3: three or more) and bias:
+its linear is addmm (mm without a bias) on a matrix and ends in a reshape otherwise."""
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

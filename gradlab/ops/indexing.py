@@ -100,12 +100,40 @@ class Index(Function):
     @staticmethod
     def forward(ctx, a, key):
         ctx.key = key
+        name = _basic_node_name(key)
+        if name is not None:
+            ctx.node_name = name
         return _read(a, key)
 
     @staticmethod
     def backward(ctx, grad):
         zeros = creation.zeros(ctx.input_shapes[0], dtype=grad.dtype, device=grad.device)
         return IndexPut.apply(zeros, ctx.key, grad, True), None
+
+
+def _basic_node_name(key) -> str | None:
+    """PyTorch's node name for basic indexing, which it runs as one op per index, left to
+    right: the last one names the node (``x[0]`` SelectBackward0, ``x[1:]`` SliceBackward0,
+    ``x[None]`` UnsqueezeBackward0). None for advanced indexing (IndexBackward0)."""
+    basic, advanced = key
+    if advanced is not None:
+        return None
+    name, full_slices = None, 0
+    for item in basic:
+        if isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+            name = "SelectBackward0"
+        elif isinstance(item, slice):
+            if item != slice(None):
+                name = "SliceBackward0"
+            else:
+                full_slices += 1
+        elif item is None:
+            name = "UnsqueezeBackward0"
+        elif item is not Ellipsis:
+            return None
+    if name is None:  # nothing but ':' and '...': x[:] slices, x[...] and x[:, :] alias
+        return "SliceBackward0" if full_slices == 1 else "AliasBackward0"
+    return name
 
 
 class IndexPut(Function):

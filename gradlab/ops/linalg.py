@@ -38,6 +38,9 @@ class Matmul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
+        name = _PRODUCT_NODE_NAMES.get((a.ndim, b.ndim))
+        if name is not None:
+            ctx.node_name = name
         return a @ b
 
     @staticmethod
@@ -64,6 +67,11 @@ class Matmul(Function):
             if b.ndim == 1:
                 grad_b = grad_b.reshape(sb)
         return grad_a, grad_b
+
+
+_PRODUCT_NODE_NAMES = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}
+"""PyTorch's node names for the products matmul becomes at these ranks (the rest stay
+MatmulBackward0: PyTorch shows the reshapes around its batched product there)."""
 
 
 def _check_matmul(op: str, a, b) -> None:

@@ -302,7 +302,7 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=
     """max(0, -y (x1 - x2) + margin): y = 1 wants x1 ranked above x2 by the margin, y = -1 below."""
     reduction = reduction_mode("margin_ranking_loss", reduction, size_average, reduce)
     _same_ndim("margin_ranking_loss", input1, input2, target)
-    return apply_reduction((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+    return apply_reduction((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
 def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,

@@ -38,7 +38,7 @@ def install_methods(families, cls=Tensor) -> None:
     ar, cmp, inp = arithmetic, comparison, inplace
     dunders = {
         "__add__": ar.add, "__radd__": _reversed(ar.add), "__iadd__": _iop(inp.add_),
-        "__sub__": ar.sub, "__rsub__": _reversed(ar.sub), "__isub__": _iop(inp.sub_),
+        "__sub__": ar.sub, "__rsub__": ar.rsub, "__isub__": _iop(inp.sub_),
         "__mul__": ar.mul, "__rmul__": _reversed(ar.mul), "__imul__": _iop(inp.mul_),
         "__truediv__": ar.div, "__rtruediv__": _reversed(ar.div),
         "__itruediv__": _iop(inp.div_),

@@ -130,6 +130,8 @@ class Sum(Function):
     @staticmethod
     def forward(ctx, a, dims, keepdim, dtype):
         ctx.dims, ctx.keepdim = dims, keepdim
+        if dims is not None:
+            ctx.node_name = "SumBackward1"  # PyTorch's overload over dims
         if dtype is None and a.dtype.kind in "biu":
             dtype = "int64"  # PyTorch sums integers and bools as int64
         # asarray: a full sum is a NumPy scalar; as a 0-d array it takes the dispatcher's
@@ -158,6 +160,8 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, a, dims, keepdim):
         ctx.dims, ctx.keepdim = dims, keepdim
+        if dims is not None:
+            ctx.node_name = "MeanBackward1"  # PyTorch's overload over dims
         ctx.count = reduced_count(a.shape, dims)
         if a.size == 0:  # the mean of nothing is nan
             return quietly(lambda: a.mean(axis=dims, keepdims=keepdim)).astype(a.dtype)
@@ -269,9 +273,13 @@ class Amin(Amax):
 class Max(Amax):
     """``x.max()`` (no dim): Amax over all elements, under PyTorch's name."""
 
+    node_name = "MaxBackward1"  # MaxBackward0 is max along a dim (MaxDim)
+
 
 class Min(Amax):
     """``x.min()`` (no dim): Amin over all elements, under PyTorch's name."""
+
+    node_name = "MinBackward1"
 
 
 class MaxDim(Function):

@@ -14,14 +14,15 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import as_operand, binary_op, promote, tangent_sum, unbroadcast, xp_for
 
-__all__ = ["clamp", "clip", "maximum", "minimum", "where"]
-TENSOR_METHODS = ["clamp", "clip", "maximum", "minimum"]
+__all__ = ["clamp", "clip", "clamp_min", "clamp_max", "maximum", "minimum", "where"]
+TENSOR_METHODS = ["clamp", "clip", "clamp_min", "clamp_max", "maximum", "minimum"]
 
 
 class Clamp(Function):
     """clamp(a, lo, hi).   d/da = 1 where lo <= a <= hi, else 0."""
 
     raw = True
+    node_name = "ClampBackward1"  # PyTorch's overload with number bounds
     tangent_rule = "elementwise"  # ẏ = ȧ inside the bounds, 0 outside
 
     @staticmethod
@@ -59,6 +60,32 @@ def clamp(input, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
 
 
 clip = clamp
+
+
+class ClampMin(Clamp):
+    """``clamp_min``: Clamp with a lower bound only, under PyTorch's names."""
+
+    name, node_name = "clamp_min", "ClampMinBackward0"
+
+
+class ClampMax(Clamp):
+    """``clamp_max``: Clamp with an upper bound only."""
+
+    name, node_name = "clamp_max", "ClampMaxBackward0"
+
+
+def clamp_min(input, min) -> Tensor:  # noqa: A002 - PyTorch's name
+    """``clamp(input, min=min)`` as its own op (a tensor bound goes through maximum)."""
+    if isinstance(min, Tensor) or not input.dtype.is_floating_point:
+        return clamp(input, min=min)
+    return ClampMin.apply(input, min, None)
+
+
+def clamp_max(input, max) -> Tensor:  # noqa: A002 - PyTorch's name
+    """``clamp(input, max=max)`` as its own op (a tensor bound goes through minimum)."""
+    if isinstance(max, Tensor) or not input.dtype.is_floating_point:
+        return clamp(input, max=max)
+    return ClampMax.apply(input, None, max)
 
 
 class Maximum(Function):

@@ -64,7 +64,10 @@ class Reshape(Function):
 
     @staticmethod
     def forward(ctx, a, shape):
-        return a.reshape(shape)
+        out = a.reshape(shape)
+        if out.base is not None:  # no copy: PyTorch's reshape of such a tensor is a view
+            ctx.node_name = "ViewBackward0"
+        return out
 
     @staticmethod
     def backward(ctx, grad):
@@ -247,12 +250,18 @@ def transpose(input, dim0: int, dim1: int) -> Tensor:
 swapaxes = swapdims = transpose
 
 
+class T(Transpose):
+    """``t()``: Transpose of a matrix, under PyTorch's op and node names."""
+
+    name, node_name = "t", "TBackward0"
+
+
 def t(input) -> Tensor:
     """Transpose a matrix (1-D and 0-D tensors come back unchanged, as a view)."""
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dims, got shape {tuple(input.shape)}; "
                            "use .transpose(d0, d1) or .mT for batches")
-    return transpose(input, 0, 1) if input.ndim == 2 else transpose(input, 0, 0)
+    return T.apply(input, 0, 1) if input.ndim == 2 else T.apply(input, 0, 0)
 
 
 class Unsqueeze(Function):
@@ -289,16 +298,29 @@ class Squeeze(Function):
         return grad.reshape(ctx.input_shapes[0]), None
 
 
+class SqueezeDim(Squeeze):
+    """``squeeze(dim)``: PyTorch's overload for one dim, under its node name."""
+
+    name, node_name = "squeeze", "SqueezeBackward1"
+
+
+class SqueezeDims(Squeeze):
+    """``squeeze((d0, d1, ...))``: the overload for several dims."""
+
+    name, node_name = "squeeze", "SqueezeBackward2"
+
+
 def squeeze(input, dim=None) -> Tensor:
     """Remove size-1 dims (all, or those in ``dim`` that have size 1)."""
     shape = input._data.shape
     if dim is None:
         dims = tuple(i for i, s in enumerate(shape) if s == 1)
-    else:
-        dim = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
-        dims = tuple(d for d in (wrap_dim(x, input.ndim, "squeeze") for x in dim)
-                     if input.ndim and shape[d] == 1)
-    return Squeeze.apply(input, dims)
+        return Squeeze.apply(input, dims)
+    op = SqueezeDim if isinstance(dim, (int, np.integer)) else SqueezeDims
+    dim = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    dims = tuple(d for d in (wrap_dim(x, input.ndim, "squeeze") for x in dim)
+                 if input.ndim and shape[d] == 1)
+    return op.apply(input, dims)
 
 
 def flatten(input, start_dim: int = 0, end_dim: int = -1) -> Tensor:

@@ -165,6 +165,7 @@ class Norm(Function):
     """
 
     raw = True
+    node_name = "LinalgVectorNormBackward0"  # PyTorch runs norm() as linalg.vector_norm
 
     @staticmethod
     def forward(ctx, a, p, dims, keepdim):

@@ -449,21 +449,13 @@ def _node_name(lib, loss):
     return type(loss.grad_fn).__name__ if lib is torch else repr(loss.grad_fn)[1:].split(" ")[0]
 
 
-# Known differences, on purpose or waiting on another file: margin_ranking's clamp(min=0)
-# shows ClampBackward0 (PyTorch: ClampMinBackward0; gradlab.ops.selection names one clamp).
-NODE_DIFFERENCES = {("margin_ranking", "none")}
-
-
 @needs_torch
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
 @pytest.mark.parametrize("loss", list(_node_calls(gradlab)))
 def test_loss_node_names_match_torch(loss, reduction):
     ours = _node_name(gradlab, _node_calls(gradlab)[loss](reduction))
     theirs = _node_name(torch, _node_calls(torch)[loss](reduction))
-    if (loss, reduction) in NODE_DIFFERENCES:
-        assert (ours, theirs) == ("ClampBackward0", "ClampMinBackward0")
-    else:
-        assert ours == theirs
+    assert ours == theirs
 
 
 def test_bce_with_logits_is_one_node_with_the_reduction_inside():

@@ -86,13 +86,21 @@ UNARY = [
            numpy=lambda np, x: np.maximum(x, 0.7), inputs=away_from_zero),
     OpCase("clip_max", lambda lib, x: lib.clip(x, max=-0.7), ((3, 4),),
            numpy=lambda np, x: np.minimum(x, -0.7), inputs=away_from_zero),
+    OpCase("clamp_min_method", lambda lib, x: x.clamp_min(0.7), ((3, 4),),
+           numpy=lambda np, x: np.maximum(x, 0.7), inputs=away_from_zero),
+    OpCase("clamp_max_function", lambda lib, x: lib.clamp_max(x, -0.7), ((3, 4),),
+           numpy=lambda np, x: np.minimum(x, -0.7), inputs=away_from_zero),
     OpCase("scalar_rsub", lambda lib, x: 1.5 - x, ((3, 4),), numpy=lambda np, x: 1.5 - x),
+    OpCase("rsub_alpha", lambda lib, x: lib.rsub(x, 1.5, alpha=2), ((3, 4),),
+           numpy=lambda np, x: 1.5 - 2 * x),
     OpCase("scalar_rdiv", lambda lib, x: 2.0 / x, ((3, 4),), numpy=lambda np, x: 2.0 / x,
            inputs=away_from_zero),
     OpCase("scalar_mul", lambda lib, x: x * 3 + 1, ((3, 4),), numpy=lambda np, x: x * 3 + 1),
 ]
 
 BINARY = [
+    OpCase("rsub_tensors", lambda lib, x, y: lib.rsub(x, y), BIN, numpy=lambda np, x, y: y - x,
+           variants=BIN_VARIANTS),
     OpCase("add", lambda lib, x, y: x + y, BIN, numpy=lambda np, x, y: x + y,
            variants=BIN_VARIANTS),
     OpCase("add_alpha", lambda lib, x, y: lib.add(x, y, alpha=2.5), BIN,

@@ -65,7 +65,7 @@ def test_backward_view_walks_grad_fn_nodes_with_saved_tensors_down_to_accumulate
     cap = viz.capture(loss, params=dict(model.named_parameters()), trace=tape)
     g = viz.graph_model(cap, view="backward")
     assert [n.label for n in kinds(g, "backward")] == [
-        "MseLossBackward0", "LinearBackward0", "ReluBackward0", "LinearBackward0"]
+        "MseLossBackward0", "AddmmBackward0", "ReluBackward0", "AddmmBackward0"]
     acc = kinds(g, "accumulate")
     assert [n.detail for n in acc] == ["hidden.weight", "hidden.bias", "out.weight", "out.bias"]
     saved = kinds(g, "saved")
