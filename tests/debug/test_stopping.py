@@ -13,6 +13,7 @@ import gradlab
 from gradlab.debug import ScriptRun, Session
 from gradlab.debug import runner as runner_module
 from gradlab.debug.runner import current_run, live_runs
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.timeout(30)
 WAIT = 10
@@ -31,15 +32,6 @@ def write(tmp_path, text: str, name: str = "script.py") -> str:
     path = tmp_path / name
     path.write_text(textwrap.dedent(text))
     return str(path)
-
-
-def wait_for(condition, timeout: float = WAIT) -> bool:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 def test_a_pure_python_loop_is_stopped_between_two_statements(tmp_path):

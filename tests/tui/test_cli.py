@@ -12,6 +12,7 @@ import time
 import pytest
 
 from tests.test_cli import engine_runs  # noqa: F401 - a fixture
+from tests.waiting import wait_for
 from tui import cli
 
 
@@ -108,7 +109,7 @@ def test_a_stopped_script_blocked_in_sleep_is_waited_for_with_a_note():
         time.sleep(0.6)  # a C call: the stop lands when it returns
 
     run = ScriptRun.for_function(sleeper).start()
-    assert wait_until(lambda: "going to sleep" in run.output)
+    assert wait_for(lambda: "going to sleep" in run.output)
     run.request_stop(0.05)
     out = io.StringIO()
     cli._let_stopped_runs_end(out=out, notice_after=0.1, poll=0.05)
@@ -118,15 +119,6 @@ def test_a_stopped_script_blocked_in_sleep_is_waited_for_with_a_note():
     quiet = io.StringIO()
     cli._let_stopped_runs_end(out=quiet)  # nothing left to wait for: says nothing
     assert quiet.getvalue() == ""
-
-
-def wait_until(condition, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 @pytest.fixture
