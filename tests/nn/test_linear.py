@@ -22,6 +22,9 @@ LINEAR = [
     OpCase("linear_2d", lambda lib, x, w, b: lib.nn.functional.linear(x, w, b),
            ((5, 4), (3, 4), (3,)), numpy=_linear_np,
            variants=(((0, 4), (3, 4), (3,)), ((1, 1), (1, 1), (1,)))),
+    # fewer rows than outputs: computed as (W xᵀ)ᵀ on NumPy (see dense._times_transposed)
+    OpCase("linear_few_rows", lambda lib, x, w, b: lib.nn.functional.linear(x, w, b),
+           ((2, 4), (6, 4), (6,)), numpy=_linear_np, variants=(((1, 3, 4), (6, 4), (6,)),)),
     OpCase("linear_1d", lambda lib, x, w, b: lib.nn.functional.linear(x, w, b),
            ((4,), (3, 4), (3,)), numpy=_linear_np),
     OpCase("linear_3d", lambda lib, x, w, b: lib.nn.functional.linear(x, w, b),
@@ -229,3 +232,14 @@ def test_functional_bilinear_is_the_layers_op_and_matches_torch():
         np.testing.assert_allclose(out.detach().numpy(), theirs.numpy(), rtol=1e-12)
     with pytest.raises(RuntimeError, match=r"bilinear: expected inputs \(\.\.\., in1\)"):
         gradlab.nn.functional.bilinear(x1, x1, layer.weight)
+
+
+def test_linear_output_is_row_major_however_it_was_computed():
+    """A few rows take the (W xᵀ)ᵀ route; the result must still be C-contiguous, as
+    PyTorch's is, so that .view() and friends work on it."""
+    w = gradlab.randn(6, 4)
+    for rows in (1, 2, 5, 8):
+        x = gradlab.randn(rows, 4)
+        y = gradlab.nn.functional.linear(x, w)
+        assert y.is_contiguous() and y.view(-1).shape == (rows * 6,)
+        np.testing.assert_allclose(y.numpy(), x.numpy() @ w.numpy().T, rtol=1e-5, atol=1e-6)
