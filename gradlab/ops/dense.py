@@ -20,7 +20,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import tangent_sum, unbroadcast
-from .linalg import Matmul, einsum
+from .linalg import Matmul, einsum, matrix_product
 
 # PyTorch has no torch.linear in its public API, only F.linear.
 __all__ = ["addmm", "addmv", "baddbmm", "addbmm", "bilinear"]
@@ -38,9 +38,9 @@ class Linear(Function):
         ctx.save_for_backward(x, weight)
         ctx.node_name = _LINEAR_NODE_NAMES[min(x.ndim, 3), bias is not None]
         if x.ndim <= 2:
-            out = _times_transposed(x, weight)
+            out = matrix_product(x, weight.T)
         else:  # fold the batch dims into rows: one matrix product, not one per batch entry
-            out = _times_transposed(x.reshape(-1, x.shape[-1]), weight).reshape(
+            out = matrix_product(x.reshape(-1, x.shape[-1]), weight.T).reshape(
                 *x.shape[:-1], weight.shape[0])
         if bias is not None:
             out += bias
@@ -69,21 +69,6 @@ class Linear(Function):
         return tangent_sum(ctx.results[0].shape,
                            None if tx is None else Linear.apply(tx, weight, None),
                            None if tw is None else Linear.apply(x, tw, None), tb)
-
-
-def _times_transposed(x, weight):
-    """x Wᵀ for a matrix (or vector) x, as a C-contiguous array.
-
-    OpenBLAS packs a transposed operand slowly: for a small batch, ``x @ W.T``
-    spends more time packing the big Wᵀ than multiplying (784x256 at batch 32:
-    ~195 µs against ~130 µs for the same product with W's transpose laid out in
-    memory). (W xᵀ)ᵀ transposes the small x instead; its result is copied to
-    row-major order, which costs little when x has few rows. GPUs (cuBLAS) take
-    transposes for free, so this is for NumPy arrays only.
-    """
-    if type(x) is np.ndarray and x.ndim == 2 and x.shape[0] < weight.shape[0]:
-        return np.ascontiguousarray((weight @ x.T).T)
-    return x @ weight.T
 
 
 _LINEAR_NODE_NAMES = {

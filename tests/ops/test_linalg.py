@@ -368,3 +368,19 @@ def test_einsum_argument_errors():
         gradlab.einsum(gradlab.ones(2), "i")
     with pytest.raises(RuntimeError, match="einsum: needs at least one operand"):
         gradlab.einsum("i")
+
+
+@pytest.mark.parametrize("m, k, n", [(2, 8, 8), (1, 5, 30), (8, 784, 256), (3, 2, 40), (40, 8, 8)])
+def test_a_product_with_a_transposed_matrix_is_exact_and_row_major(m, k, n):
+    """(bᵀ aᵀ)ᵀ replaces a @ bᵀ-views when it packs less (see matrix_product): the values
+    must be a @ b's and the result row-major, whichever way it went."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((m, k))
+    b = rng.standard_normal((n, k)).T  # a transposed view, as W.T is
+    out = gradlab.matmul(gradlab.tensor(a), gradlab.tensor(b))
+    assert out.is_contiguous()
+    np.testing.assert_allclose(out.numpy(), a @ b, rtol=1e-12, atol=1e-12)
+    if (m + n) * k <= 400:  # finite differences: one forward per element
+        x = gradlab.tensor(a, requires_grad=True)
+        w = gradlab.tensor(b.T.copy(), requires_grad=True)
+        assert gradcheck(lambda x, w: x @ w.T, [x, w])
