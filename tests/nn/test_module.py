@@ -1,21 +1,21 @@
-"""nn.Module and nn.Parameter: registration, traversal, modes, moving, state_dict, reprs,
-and the module path that every op records while a forward runs (hooks: test_module_hooks.py)."""
+"""nn.Module: registration, traversal, modes, moving, state_dict and reprs. Elsewhere:
+nn.Parameter (test_parameter.py), module paths (test_module_paths.py), hooks (test_module_hooks.py).
+"""
 
 from __future__ import annotations
 
 import copy
-import pickle
 from collections import OrderedDict
 
 import numpy as np
 import pytest
 
 import gradlab
-from gradlab import events, nn
-from gradlab.autograd.grad_mode import state
+from gradlab import nn
 from tests.oracle import needs_torch, torch
 
 
+# The model of these tests; test_module_paths.py and test_module_hooks.py import it from here.
 class Block(nn.Module):
     def __init__(self, lib_nn=nn):
         super().__init__()
@@ -66,69 +66,6 @@ def torch_net():
     TBlock.__name__ = "Block"
     TNet.__name__ = "Net"
     return TNet()
-
-
-# --- Parameter ----------------------------------------------------------------------------
-
-def test_parameter_shares_memory_is_a_leaf_and_requires_grad():
-    t = gradlab.ones(3)
-    p = nn.Parameter(t)
-    assert isinstance(p, gradlab.Tensor) and p.is_leaf and p.requires_grad
-    p.data.mul_(2)  # the same memory as t
-    np.testing.assert_array_equal(t.numpy(), [2.0, 2.0, 2.0])
-    assert not nn.Parameter(gradlab.ones(2), requires_grad=False).requires_grad
-    assert nn.Parameter().shape == (0,)
-    y = gradlab.ones(2, requires_grad=True) * 2
-    assert nn.Parameter(y).grad_fn is None
-
-
-def test_parameter_errors_teach():
-    with pytest.raises(RuntimeError, match="only tensors of floating point dtype"):
-        nn.Parameter(gradlab.tensor([1, 2]))
-    with pytest.raises(TypeError, match=r"Parameter: expected a Tensor, got list.*wrap"):
-        nn.Parameter([1.0, 2.0])
-
-
-@needs_torch
-def test_parameter_repr_matches_torch():
-    values = np.array([[1.5, -2.0], [0.25, 3.0]], dtype=np.float32)
-    assert repr(nn.Parameter(gradlab.tensor(values))) == \
-        repr(torch.nn.Parameter(torch.tensor(values)))
-
-
-def test_parameter_bytes_are_counted_as_parameter_memory():
-    import gc
-
-    gc.collect()  # parameters of earlier tests, freed now rather than in the middle
-    before = gradlab.memory_stats()["parameter_bytes"]
-    layer = nn.Linear(10, 20)  # 200 + 20 float32 values
-    assert gradlab.memory_stats()["parameter_bytes"] - before == 220 * 4
-    layer.double()  # new storages: the old are freed, the new counted
-    assert gradlab.memory_stats()["parameter_bytes"] - before == 220 * 8
-    del layer
-    gc.collect()
-    assert gradlab.memory_stats()["parameter_bytes"] == before
-
-
-def test_parameter_deepcopy_and_pickle_stay_parameters():
-    p = nn.Parameter(gradlab.tensor([1.0, 2.0]))
-    q = copy.deepcopy(p)
-    assert isinstance(q, nn.Parameter) and q.requires_grad and q.data_ptr() != p.data_ptr()
-    r = pickle.loads(pickle.dumps(p))
-    assert isinstance(r, nn.Parameter) and r.tolist() == [1.0, 2.0] and r.requires_grad
-
-
-def test_buffer_marker_registers_a_buffer():
-    class M(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.a = nn.Buffer(gradlab.zeros(2))
-            self.b = nn.Buffer(gradlab.ones(1), persistent=False)
-
-    m = M()
-    assert isinstance(m.a, nn.Buffer) and not isinstance(gradlab.zeros(1), nn.Buffer)
-    assert [n for n, _ in m.named_buffers()] == ["a", "b"]
-    assert list(m.state_dict()) == ["a"]
 
 
 # --- registration -------------------------------------------------------------------------
@@ -459,95 +396,3 @@ def test_multiline_extra_repr_matches_torch():
     ours.child, theirs.child = nn.ReLU(), torch.nn.ReLU()
     assert repr(ours) == repr(theirs)
     assert repr(make(nn.Module)) == repr(make(torch.nn.Module))
-
-
-# --- module paths: which layer made each op -----------------------------------------------
-
-def _record(model, x):
-    """The events of a forward (and the loss), then those of the backward."""
-    seen, seen_backward = [], []
-    with events.subscribe(seen.append):
-        y = model(x).sum()
-    with events.subscribe(seen_backward.append):
-        y.backward()
-    return seen, seen_backward
-
-
-def test_ops_carry_the_path_of_the_module_that_ran_them():
-    net = Net()
-    seen, seen_backward = _record(net, gradlab.randn(2, 3, requires_grad=True))
-    forward = [(e.op, e.module) for e in seen if isinstance(e, events.OpForward)]
-    assert forward[:4] == [("linear", "encoder.0.fc1"), ("relu", "encoder.0.act"),
-                           ("linear", "encoder.0.fc2"), ("add", "encoder.0")]
-    assert ("linear", "encoder.1.fc2") in forward
-    assert forward[-3:] == [("linear", "head"), ("mul", ""), ("sum", None)]
-    backward = {(e.op, e.module) for e in seen_backward if isinstance(e, events.BackwardNode)}
-    assert ("linear", "encoder.1.fc1") in backward and ("mul", "") in backward
-    assert ("sum", None) in backward
-    assert state.module is None and state.running_module is None
-
-
-def test_graph_nodes_remember_their_module():
-    net = Net()
-    y = net(gradlab.randn(2, 3))
-    assert y.grad_fn.module == ""
-    assert y.grad_fn.next_functions[0][0].module == "head"
-
-
-def test_path_is_relative_to_the_outermost_module_called():
-    net = Net()
-    seen, _ = _record(net.encoder[1], gradlab.randn(2, 3))
-    assert {e.module for e in seen if isinstance(e, events.OpForward) and e.op == "linear"} \
-        == {"fc1", "fc2"}
-    seen, _ = _record(net.head, gradlab.randn(2, 3))
-    assert [e.module for e in seen if isinstance(e, events.OpForward)][0] == ""
-
-
-def test_shared_and_grandchild_modules_get_a_path_in_the_tree():
-    shared = nn.Linear(2, 2)
-
-    class Skip(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.a = shared
-            self.b = shared
-            self.inner = nn.Sequential(nn.Linear(2, 2))
-            self.stranger_list = [nn.Linear(2, 2)]  # not registered: not in the tree
-
-        def forward(self, x):
-            x = self.inner[0](self.b(x))  # a grandchild called directly
-            return self.stranger_list[0](x)
-
-    seen, _ = _record(Skip(), gradlab.randn(1, 2))
-    assert [e.module for e in seen if isinstance(e, events.OpForward) and e.op == "linear"] \
-        == ["a", "inner.0", ""]
-
-
-def test_module_state_is_restored_when_forward_raises():
-    class Broken(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.fc = nn.Linear(2, 2)
-
-        def forward(self, x):
-            return self.fc(x.reshape(3, 5))
-
-    with pytest.raises(RuntimeError):
-        Broken()(gradlab.randn(2, 2))
-    assert state.module is None and state.running_module is None
-    hooked = nn.Linear(2, 2)
-    hooked.register_forward_hook(lambda m, a, o: None)
-    with pytest.raises(RuntimeError):
-        hooked(gradlab.randn(3, 3))
-    assert state.module is None and state.running_module is None
-
-
-def test_renamed_child_gets_its_new_path():
-    net = nn.Sequential(nn.Linear(2, 2))
-    seen, _ = _record(net, gradlab.randn(1, 2))
-    assert [e.module for e in seen if isinstance(e, events.OpForward)][0] == "0"
-    layer = net[0]
-    del net[0]
-    net.add_module("renamed", layer)
-    seen, _ = _record(net, gradlab.randn(1, 2))
-    assert [e.module for e in seen if isinstance(e, events.OpForward)][0] == "renamed"
