@@ -29,14 +29,14 @@ from __future__ import annotations
 import math
 
 from .ops import decompositions as _dec
-from .ops import reduction, solvers, statistics
+from .ops import products, reduction, solvers, statistics
 from .ops._util import check_float
 from .ops.selection import where
 from .ops.unary import abs as _abs
 from .tensor import Tensor
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "solve", "det", "slogdet", "cholesky",
-           "eigh", "eigvalsh", "svd", "svdvals", "qr"]
+           "eigh", "eigvalsh", "svd", "svdvals", "qr", "cross"]
 
 
 def inv(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's argument names
@@ -218,3 +218,9 @@ def norm(A: Tensor, ord=None, dim=None, keepdim: bool = False, *,  # noqa: N803
     raise RuntimeError(f"linalg.norm: with ord={ord!r} and no dim, the input must be 1-D or "
                        f"2-D, got {ndim}-D. Fix: pass dim= (one dim for vector norms, two for "
                        f"matrix norms)")
+
+
+def cross(input: Tensor, other: Tensor, dim: int = -1) -> Tensor:
+    """``torch.linalg.cross``: the cross product along ``dim`` (default the last, unlike
+    ``gradlab.cross``, whose default is the first dim of size 3)."""
+    return products.cross(input, other, dim=dim)

@@ -175,3 +175,12 @@ def test_linalg_norm_of_a_vector_matches_torch_for_every_ord(ord):
     x = np.array([3.0, -4.0, 0.0, 1.5])
     ours = gradlab.linalg.norm(gradlab.tensor(x), ord).item()
     assert ours == pytest.approx(torch.linalg.norm(torch.tensor(x), ord).item())
+
+
+def test_linalg_cross_defaults_to_the_last_dim():
+    a = gradlab.tensor([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    b = gradlab.tensor([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
+    # rows: x × y = z, y × z = x, z × x = y (along the last dim; dim 0 would mix rows)
+    assert gradlab.linalg.cross(a, b).tolist() == [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0],
+                                                   [0.0, 1.0, 0.0]]
+    assert gradlab.linalg.cross(a, b).tolist() != gradlab.cross(a, b, dim=0).tolist()

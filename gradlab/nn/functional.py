@@ -8,32 +8,20 @@ that PyTorch also offers here (softmax, pad, ...) are imported by name. ``F.relu
 ``torch.relu``, doesn't).
 """
 
-from ..ops import (
-    activation,
-    adaptive_pooling,
-    attention,
-    avg_pooling,
-    convolution,
-    dense,
-    dropout_family,
-    lookup,
-    losses,
-    normalization,
-    pooling,
-    resampling,
-)
+from .. import ops
 from ..ops.activation import relu, relu_, threshold
 from ..ops.padding import pad
 from ..ops.softmax_family import log_softmax, softmax
 from ..ops.unary import sigmoid, tanh
 
-FAMILIES = (activation, dense, convolution, pooling, avg_pooling, adaptive_pooling,
-            normalization, dropout_family, lookup, losses, resampling, attention)
-"""The op families whose ``FUNCTIONAL`` names are re-exported here."""
+FAMILIES = tuple(family for family in ops.FAMILIES if getattr(family, "FUNCTIONAL", None))
+"""The op families whose ``FUNCTIONAL`` names are re-exported here (every family that
+lists some: a new module only has to say what it contributes)."""
 
 __all__ = ["relu", "relu_", "threshold", "sigmoid", "tanh", "softmax", "log_softmax", "pad"]
 for _family in FAMILIES:
     for _name in _family.FUNCTIONAL:
         globals()[_name] = getattr(_family, _name)
-        __all__.append(_name)
+        if _name not in __all__:  # (losses re-lists its two submodules' losses)
+            __all__.append(_name)
 del _family, _name

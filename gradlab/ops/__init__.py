@@ -7,30 +7,42 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``arithmetic``               add, sub, mul, div, neg, pow, remainder, broadcast_shapes ...
 ``fused``                    addcmul, addcdiv, lerp (a whole update step as one node)
 ``unary``                    exp, log, sqrt, sin, tanh, sigmoid, relu, floor ...
+``trigonometry``             asin, atan2, sinh, atanh, deg2rad, hypot, sinc ...
+``special_math``             logit, xlogy, logaddexp, fmod, nan_to_num, heaviside ...
+``error_function``           erfc, erfinv
 ``unary_backward``           tanh_backward, sigmoid_backward, threshold_backward (for backward)
 ``selection``                clamp, maximum, minimum, where
 ``comparison``               eq, lt, logical_and, isnan ... (bool results, no gradient)
 ``reduction``                sum, mean, prod, max, argmax, any ...
 ``cumulative``               cumsum (a running sum: a scan, not a reduction)
+``scans``                    cumprod, cummax, cummin, logcumsumexp (exact with zeros)
+``order_statistics``         median, nanmedian, mode, quantile, nanmean, nansum, count_nonzero
+``repetition``               repeat_interleave, diff, take, broadcast_tensors, ravel
 ``statistics``               var, std, var_mean, std_mean, norm
 ``softmax_family``           softmax, log_softmax, logsumexp
 ``linalg``                   matmul, bmm, dot, einsum ...
+``products``                 tensordot, inner, mv, kron, cross, cdist, cosine_similarity ...
 ``solvers``                  inverse, det, logdet, slogdet (+ linalg.inv, linalg.solve)
 ``decompositions``           cholesky (+ linalg.eigh, linalg.svd, linalg.qr ...)
-``shape``                    reshape, transpose, expand, flip, roll, repeat ...
+``shape``                    reshape, view, transpose, permute, expand, squeeze ...
+``reordering``               flip, roll, repeat, tile (copies in a new order)
 ``padding``                  narrow, pad (each is the other's backward)
 ``triangular``               tril, triu
+``diagonals``                diag, diagonal (a view), diag_embed, diagflat, trace, tril_indices
 ``joining``                  cat, stack, split, chunk, unbind, tensor_split
 ``indexing``                 x[i], x[mask], x[i] = v, index_put, masked_fill, nonzero
 ``gather_scatter``           gather, scatter, scatter_add, index_select, index_add ...
 ``activation``               leaky_relu, elu, gelu, silu, softplus, erf ...
+``shrink_activations``       softshrink, hardshrink, softsign, softmin, glu, prelu, rrelu ...
 ``conversion``               to(dtype/device), clone, contiguous
 ``dense``                    linear (nn.Linear's x·Wᵀ + b as one op)
 ``convolution``              conv1d, conv2d, conv_transpose2d (im2col + one matmul)
+``sliding_windows``          F.unfold (im2col), F.fold (col2im), Tensor.unfold (a strided view)
 ``pooling``                  max_pool1d/2d (and the window geometry all pools share)
 ``avg_pooling``              avg_pool1d/2d (backward spreads each gradient evenly)
 ``adaptive_pooling``         adaptive_avg_pool1d/2d, adaptive_max_pool1d/2d
 ``normalization``            batch_norm, layer_norm, group_norm
+``pixel_ops``                pixel_shuffle, pixel_unshuffle, rms_norm (compositions)
 ``dropout_family``           dropout, dropout2d, alpha_dropout (random zeroing while training)
 ``lookup``                   embedding (rows of a table picked by index)
 ``losses``                   bce, kl_div, margin losses ... (mostly nn.functional only)
@@ -70,7 +82,9 @@ from . import (
     cumulative,
     decompositions,
     dense,
+    diagonals,
     dropout_family,
+    error_function,
     fused,
     gather_scatter,
     indexing,
@@ -80,20 +94,30 @@ from . import (
     lookup,
     losses,
     normalization,
+    order_statistics,
     padding,
+    pixel_ops,
     pooling,
+    products,
     random_fills,
     reduction,
     regression_losses,
+    reordering,
+    repetition,
     resampling,
     sampling,
+    scans,
     selection,
     shape,
+    shrink_activations,
+    sliding_windows,
     softmax_family,
     solvers,
     sorting,
+    special_math,
     statistics,
     triangular,
+    trigonometry,
     unary,
     unary_backward,
 )
@@ -110,7 +134,9 @@ from .creation import *  # noqa: F403
 from .cumulative import *  # noqa: F403
 from .decompositions import *  # noqa: F403
 from .dense import *  # noqa: F403
+from .diagonals import *  # noqa: F403
 from .dropout_family import *  # noqa: F403
+from .error_function import *  # noqa: F403
 from .fused import *  # noqa: F403
 from .gather_scatter import *  # noqa: F403
 from .indexing import *  # noqa: F403
@@ -121,29 +147,42 @@ from .lookup import *  # noqa: F403
 from .losses import *  # noqa: F403
 from .methods import install_methods
 from .normalization import *  # noqa: F403
+from .order_statistics import *  # noqa: F403
 from .padding import *  # noqa: F403
+from .pixel_ops import *  # noqa: F403
 from .pooling import *  # noqa: F403
+from .products import *  # noqa: F403
 from .random_fills import *  # noqa: F403
 from .reduction import *  # noqa: F403
 from .regression_losses import *  # noqa: F403
+from .reordering import *  # noqa: F403
+from .repetition import *  # noqa: F403
 from .resampling import *  # noqa: F403
 from .sampling import *  # noqa: F403
+from .scans import *  # noqa: F403
 from .selection import *  # noqa: F403
 from .shape import *  # noqa: F403
+from .shrink_activations import *  # noqa: F403
+from .sliding_windows import *  # noqa: F403
 from .softmax_family import *  # noqa: F403
 from .solvers import *  # noqa: F403
 from .sorting import *  # noqa: F403
+from .special_math import *  # noqa: F403
 from .statistics import *  # noqa: F403
 from .triangular import *  # noqa: F403
+from .trigonometry import *  # noqa: F403
 from .unary import *  # noqa: F403
 from .unary_backward import *  # noqa: F403
 
-FAMILIES = (arithmetic, fused, unary, unary_backward, selection, comparison, reduction,
-            cumulative, statistics, softmax_family, linalg, shape, padding, triangular, joining,
+FAMILIES = (arithmetic, fused, unary, trigonometry, special_math, error_function, unary_backward,
+            selection, comparison, reduction,
+            cumulative, scans, order_statistics, repetition, statistics, softmax_family,
+            linalg, shape, reordering, padding, triangular, joining,
             indexing, gather_scatter, activation, conversion, inplace, random_fills, dense,
-            convolution, pooling, avg_pooling, adaptive_pooling, normalization, dropout_family,
-            lookup, losses, regression_losses, classification_losses, sorting, resampling,
-            attention, solvers, decompositions, creation, sampling)
+            convolution, sliding_windows, pooling, avg_pooling, adaptive_pooling, normalization,
+            dropout_family, lookup, losses, regression_losses, classification_losses, sorting,
+            resampling, attention, solvers, decompositions, creation, sampling,
+            shrink_activations, pixel_ops, diagonals, products)
 """The op families; each binds the functions its TENSOR_METHODS names onto Tensor."""
 
 install_methods(FAMILIES)

@@ -19,7 +19,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import wrap_dim, xp_for
 from .joining import cat
-from .shape import flip
+from .reordering import flip
 
 __all__ = ["narrow", "pad"]
 TENSOR_METHODS = ["narrow"]  # pad is nn.functional.pad in PyTorch, not a Tensor method

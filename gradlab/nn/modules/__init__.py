@@ -1,11 +1,13 @@
 """The layers of ``gradlab.nn``, one kind per module (as in PyTorch's ``torch.nn.modules``)."""
 
 from .activation import *
+from .activation_extra import *
 from .attention import *
 from .container import *
 from .conv import *
 from .dropout import *
 from .flatten import *
+from .fold import *
 from .linear import *
 from .loss import *
 from .module import *
