@@ -45,7 +45,7 @@ def sym(lib, m):
     """M Mᵀ + n·I: symmetric positive-definite, with distinct eigenvalues (almost surely).
     Built inside the function, so gradcheck's perturbations of M keep it symmetric."""
     n = m.shape[-1]
-    return m @ m.mT + n * lib.eye(n, dtype=m.dtype)
+    return m @ m.mT + n * lib.eye(n, dtype=m.dtype, device=m.device)
 
 
 def sym_np(m):
