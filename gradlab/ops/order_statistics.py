@@ -32,12 +32,12 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import numpy_keywords, wrap_dim, xp_for
 from .comparison import isnan, logical_not
-from .creation import tensor, zeros
-from .gather_scatter import ScatterAdd, gather
+from .creation import tensor
+from .gather_scatter import gather
 from .reduction import reduce_dims, tangent_from_partials
 from .scans import inclusive_scan
 from .selection import where
-from .sorting import _sort_order, picked_tangent, sort
+from .sorting import _sort_order, gradient_to_picked, pick_along, picked_tangent, sort
 
 __all__ = ["median", "nanmedian", "mode", "quantile", "nanquantile", "nanmean", "nansum",
            "count_nonzero"]
@@ -76,18 +76,6 @@ def _median_indices(a, dim: int, ignore_nan: bool):
     else:
         rank = xp.where(nans > 0, n - nans, (n - 1) // 2)
     return xp.take_along_axis(order, rank.astype(np.int64), axis=dim)
-
-
-def _gradient_to_indices(ctx, grad, indices):
-    """The input gradient of an op whose values were picked at ``indices`` along ``ctx.dim``:
-    the output gradient scatter-added there (its backward, a gather, gives double backward)."""
-    shape = ctx.input_shapes[0]
-    if not shape:  # a 0-d input is its own pick
-        return grad
-    if not ctx.keepdim:
-        grad, indices = grad.unsqueeze(ctx.dim), indices.unsqueeze(ctx.dim)
-    empty = zeros(shape, dtype=grad.dtype, device=grad.device)
-    return ScatterAdd.apply(empty, ctx.dim, indices, grad)
 
 
 # --- median and nanmedian ---------------------------------------------------------------------
@@ -138,23 +126,13 @@ class Median(Function):
 
     @staticmethod
     def forward(ctx, a, dim, keepdim, ignore_nan):
-        xp = xp_for(a)
         ctx.dim, ctx.keepdim = dim, keepdim
-        if a.ndim == 0:
-            values, indices = a.copy(), xp.zeros((), dtype=np.int64)
-        else:
-            indices = _median_indices(a, dim, ignore_nan)
-            values = xp.take_along_axis(a, indices, axis=dim)
-            if not keepdim:
-                values, indices = values.squeeze(dim), indices.squeeze(dim)
-        ctx.mark_non_differentiable(indices)
-        ctx.save_for_backward(indices)
-        return values, indices
+        indices = _median_indices(a, dim, ignore_nan) if a.ndim else None
+        return pick_along(ctx, a, indices, dim, keepdim)
 
     @staticmethod
     def backward(ctx, grad, _grad_indices):
-        (indices,) = ctx.saved_tensors
-        return _gradient_to_indices(ctx, grad, indices), None, None, None
+        return gradient_to_picked(ctx, grad), None, None, None
 
     @staticmethod
     def jvp(ctx, t, *_):
@@ -219,9 +197,8 @@ class Mode(Function):
     def forward(ctx, a, dim, keepdim):
         xp = xp_for(a)
         ctx.dim, ctx.keepdim = dim, keepdim
-        if a.ndim == 0:
-            values, indices = a.copy(), xp.zeros((), dtype=np.int64)
-        else:
+        indices = None
+        if a.ndim:
             order = xp.moveaxis(_sort_order(a, dim, False), dim, -1).astype(np.int64)
             runs = xp.take_along_axis(xp.moveaxis(a, dim, -1), order, axis=-1)
             n = runs.shape[-1]
@@ -234,17 +211,11 @@ class Mode(Function):
             length = xp.where(ends, position - run_start + 1, 0)
             best = xp.argmax(length, axis=-1)[..., None]  # the first, i.e. smallest, longest run
             indices = xp.moveaxis(xp.take_along_axis(order, best, axis=-1), -1, dim)
-            values = xp.take_along_axis(a, indices, axis=dim)
-            if not keepdim:
-                values, indices = values.squeeze(dim), indices.squeeze(dim)
-        ctx.mark_non_differentiable(indices)
-        ctx.save_for_backward(indices)
-        return values, indices
+        return pick_along(ctx, a, indices, dim, keepdim)
 
     @staticmethod
     def backward(ctx, grad, _grad_indices):
-        (indices,) = ctx.saved_tensors
-        return _gradient_to_indices(ctx, grad, indices), None, None
+        return gradient_to_picked(ctx, grad), None, None
 
     @staticmethod
     def jvp(ctx, t, *_):

@@ -28,10 +28,10 @@ from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import numpy_keywords, wrap_dim, wrap_dims, xp_for
-from .creation import arange, ones_like
+from .creation import ones_like
 from .selection import maximum, minimum, where
 from .shape import Expand
-from .sorting import picked_tangent
+from .sorting import gradient_to_picked, pick_along, picked_tangent
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "any", "all",
            "return_types"]
@@ -292,29 +292,15 @@ class MaxDim(Function):
     def forward(ctx, a, dim, keepdim, largest):
         xp = xp_for(a)
         ctx.dim, ctx.keepdim = dim, keepdim
-        if a.ndim == 0:
-            values, indices = a.copy(), xp.zeros((), dtype="int64")
-        else:
+        indices = None
+        if a.ndim:
             pick = xp.argmax if largest else xp.argmin
             indices = xp.expand_dims(pick(a, axis=dim), dim).astype("int64", copy=False)
-            values = xp.take_along_axis(a, indices, axis=dim)
-            if not keepdim:
-                values, indices = values.squeeze(dim), indices.squeeze(dim)
-        ctx.mark_non_differentiable(indices)
-        ctx.save_for_backward(indices)
-        return values, indices
+        return pick_along(ctx, a, indices, dim, keepdim)
 
     @staticmethod
     def backward(ctx, grad, _grad_indices):
-        (indices,) = ctx.saved_tensors
-        shape, dim = ctx.input_shapes[0], ctx.dim
-        if not shape:
-            return grad, None, None, None
-        if not ctx.keepdim:
-            grad, indices = grad.unsqueeze(dim), indices.unsqueeze(dim)
-        position = arange(shape[dim], device=grad.device).reshape(
-            [-1 if i == dim else 1 for i in range(len(shape))])
-        return where(position == indices, grad, 0.0), None, None, None
+        return gradient_to_picked(ctx, grad), None, None, None
 
     @staticmethod
     def jvp(ctx, t, *_):

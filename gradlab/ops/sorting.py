@@ -50,6 +50,37 @@ class return_types:  # noqa: N801 - PyTorch's name (torch.return_types)
     del _cls
 
 
+def pick_along(ctx, a, indices, dim: int, keepdim: bool) -> tuple:
+    """The forward of an op that picks one input per output along ``dim`` (sort, topk,
+    kthvalue, ``max(dim)``, median, mode): ``(values, indices)`` read at ``indices`` (the
+    dim kept, as ``take_along_axis`` wants), squeezed unless ``keepdim``; the indices are
+    saved for backward and get no gradient. A 0-d ``a`` is its own pick (pass None)."""
+    xp = xp_for(a)
+    if a.ndim == 0:
+        values, indices = a.copy(), xp.zeros((), dtype=np.int64)
+    else:
+        values = xp.take_along_axis(a, indices, axis=dim)
+        if not keepdim:
+            values, indices = values.squeeze(dim), indices.squeeze(dim)
+    ctx.mark_non_differentiable(indices)
+    ctx.save_for_backward(indices)
+    return values, indices
+
+
+def gradient_to_picked(ctx, grad: Tensor) -> Tensor:
+    """The backward of such an op: each value's gradient goes back to the input it was
+    picked from, the rest get 0 (a scatter-add, whose own backward, a gather, gives
+    double backward)."""
+    (indices,) = ctx.saved_tensors
+    shape, dim = ctx.input_shapes[0], ctx.dim
+    if not shape:  # a 0-d input is its own pick
+        return grad
+    if not ctx.keepdim:
+        grad, indices = grad.unsqueeze(dim), indices.unsqueeze(dim)
+    zeros = creation.zeros(shape, dtype=grad.dtype, device=grad.device)
+    return ScatterAdd.apply(zeros, dim, indices, grad)
+
+
 def picked_tangent(ctx, tangent: Tensor) -> Tensor:
     """Forward mode of ops that pick one input per output and return its index
     (sort, topk, kthvalue, ``max(dim)``): each value's tangent is ȧ at that index."""
@@ -91,30 +122,17 @@ class Sort(Function):
 
     @staticmethod
     def forward(ctx, a, dim, descending, k):
-        xp = xp_for(a)
         ctx.dim, ctx.keepdim = dim, True
-        if a.ndim == 0:
-            indices = xp.zeros((), dtype=np.int64)
-            values = a.copy()
-        else:
+        indices = None
+        if a.ndim:
             indices = _sort_order(a, dim, descending).astype(np.int64, copy=False)
             if k is not None:
                 indices = indices[(slice(None),) * dim + (slice(0, k),)].copy()  # drop the rest
-            values = xp.take_along_axis(a, indices, axis=dim)
-        ctx.mark_non_differentiable(indices)
-        ctx.save_for_backward(indices)
-        return values, indices
+        return pick_along(ctx, a, indices, dim, True)
 
     @staticmethod
     def backward(ctx, grad, _grad_indices):
-        (indices,) = ctx.saved_tensors
-        shape, dim = ctx.input_shapes[0], ctx.dim
-        if not shape:  # a 0-d tensor is its own sort
-            return grad, None, None, None
-        if not ctx.keepdim:
-            grad, indices = grad.unsqueeze(dim), indices.unsqueeze(dim)
-        zeros = creation.zeros(shape, dtype=grad.dtype, device=grad.device)
-        return ScatterAdd.apply(zeros, dim, indices, grad), None, None, None
+        return gradient_to_picked(ctx, grad), None, None, None
 
     @staticmethod
     def jvp(ctx, t, *_):
@@ -138,19 +156,12 @@ class Kthvalue(Function):
 
     @staticmethod
     def forward(ctx, a, dim, k, keepdim):
-        xp = xp_for(a)
         ctx.dim, ctx.keepdim = dim, keepdim
-        if a.ndim == 0:
-            indices, values = xp.zeros((), dtype=np.int64), a.copy()
-        else:
+        indices = None
+        if a.ndim:
             order = _sort_order(a, dim, False).astype(np.int64, copy=False)
             indices = order[(slice(None),) * dim + (slice(k - 1, k),)].copy()
-            values = xp.take_along_axis(a, indices, axis=dim)
-            if not keepdim:
-                values, indices = values.squeeze(dim), indices.squeeze(dim)
-        ctx.mark_non_differentiable(indices)
-        ctx.save_for_backward(indices)
-        return values, indices
+        return pick_along(ctx, a, indices, dim, keepdim)
 
     backward = staticmethod(Sort.backward)
     jvp = staticmethod(Sort.jvp)
