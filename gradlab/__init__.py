@@ -53,7 +53,20 @@ int = int32  # noqa: A001
 
 # The subpackages built on the tensor, importable as gradlab.nn etc. after `import gradlab`.
 # (linalg is the torch.linalg-style namespace; gradlab.ops exports functions, not its families.)
-from . import accelerator, compiler, cuda, datasets, func, linalg, nn, optim, testing, utils, viz  # noqa: E402, E501
+from . import (  # noqa: E402
+    accelerator,
+    compiler,
+    cuda,
+    datasets,
+    func,
+    linalg,
+    nn,
+    optim,
+    return_types,
+    testing,
+    utils,
+    viz,
+)
 from ._formatting import set_printoptions  # noqa: E402
 from .backends import cudnn as _cudnn  # noqa: E402, F401 - gradlab.backends.cudnn, as in PyTorch
 from .backends import mps as _mps  # noqa: E402, F401 - gradlab.backends.mps

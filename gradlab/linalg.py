@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 
+from . import return_types
 from .ops import decompositions as _dec
 from .ops import products, reduction, solvers, statistics
 from .ops._util import check_float
@@ -60,7 +61,7 @@ def det(A: Tensor) -> Tensor:  # noqa: N803
 
 def slogdet(A: Tensor):  # noqa: N803
     """``(sign, logabsdet)`` with det(A) = sign · exp(logabsdet). d logabsdet/dA = A⁻ᵀ."""
-    return solvers.return_types.linalg_slogdet(*solvers.slogdet_of("linalg.slogdet", A))
+    return return_types.linalg_slogdet(*solvers.slogdet_of("linalg.slogdet", A))
 
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
@@ -72,7 +73,7 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
 def eigh(A: Tensor, UPLO: str = "L"):  # noqa: N803
     """``(eigenvalues, eigenvectors)`` of symmetric A (only the UPLO triangle is read):
     A = V diag(λ) Vᵀ, λ ascending. Eigenvectors' signs are arbitrary."""
-    return _dec.return_types.linalg_eigh(*_dec.eigh_of("linalg.eigh", A, UPLO))
+    return return_types.linalg_eigh(*_dec.eigh_of("linalg.eigh", A, UPLO))
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
@@ -85,7 +86,7 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver=None):  # noqa: N803
     """``(U, S, Vh)`` with A = U diag(S) Vh, S descending. full_matrices=True (the default,
     as PyTorch) makes U m×m and Vh n×n; gradients use only their first min(m, n)
     columns / rows. ``driver`` is for CUDA in PyTorch and is ignored."""
-    return _dec.return_types.linalg_svd(*_dec.svd_of("linalg.svd", A, full_matrices))
+    return return_types.linalg_svd(*_dec.svd_of("linalg.svd", A, full_matrices))
 
 
 def svdvals(A: Tensor, *, driver=None) -> Tensor:  # noqa: N803
@@ -96,7 +97,7 @@ def svdvals(A: Tensor, *, driver=None) -> Tensor:  # noqa: N803
 def qr(A: Tensor, mode: str = "reduced"):  # noqa: N803
     """``(Q, R)`` with A = Q R. mode='reduced': Q m×k, R k×n (k = min(m, n));
     'complete': Q m×m; 'r': only R (Q is empty) and no gradient."""
-    return _dec.return_types.linalg_qr(*_dec.qr_of("linalg.qr", A, mode))
+    return return_types.linalg_qr(*_dec.qr_of("linalg.qr", A, mode))
 
 
 def _prepare(op: str, x, dtype) -> Tensor:

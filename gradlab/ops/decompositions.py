@@ -23,8 +23,6 @@ gives ``cholesky``, ``eigh``, ``eigvalsh``, ``svd``, ``svdvals``, ``qr``.
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
@@ -36,16 +34,6 @@ from .triangular import tril
 __all__ = ["cholesky"]
 TENSOR_METHODS = ["cholesky"]
 
-
-class return_types:  # noqa: N801 - PyTorch's name (torch.return_types)
-    """The named tuples that ``linalg.eigh``, ``linalg.svd`` and ``linalg.qr`` return."""
-
-    linalg_eigh = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
-    linalg_svd = namedtuple("linalg_svd", ["U", "S", "Vh"])
-    linalg_qr = namedtuple("linalg_qr", ["Q", "R"])
-    for _cls in (linalg_eigh, linalg_svd, linalg_qr):
-        _cls.__qualname__ = f"return_types.{_cls.__name__}"  # so pickle finds them
-    del _cls
 
 
 def _solve(a: Tensor, b: Tensor, op: str) -> Tensor:

@@ -22,12 +22,12 @@ compositions too: ``where`` sets NaNs aside before a ``sum``.
 
 from __future__ import annotations
 
-from collections import namedtuple
 from numbers import Number
 
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import return_types
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import numpy_keywords, wrap_dim, xp_for
@@ -43,16 +43,6 @@ __all__ = ["median", "nanmedian", "mode", "quantile", "nanquantile", "nanmean", 
            "count_nonzero"]
 TENSOR_METHODS = list(__all__)
 
-
-class return_types:  # noqa: N801 - PyTorch's name (torch.return_types)
-    """The named tuples ``(values, indices)`` of median, nanmedian and mode along a dim."""
-
-    median = namedtuple("median", ["values", "indices"])
-    nanmedian = namedtuple("nanmedian", ["values", "indices"])
-    mode = namedtuple("mode", ["values", "indices"])
-    for _cls in (median, nanmedian, mode):
-        _cls.__qualname__ = f"return_types.{_cls.__name__}"  # so pickle finds them
-    del _cls
 
 
 def _is_float(a) -> bool:

@@ -20,11 +20,11 @@ from __future__ import annotations
 import builtins
 import math
 import warnings
-from collections import namedtuple
 
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import return_types
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import numpy_keywords, wrap_dim, wrap_dims, xp_for
@@ -33,17 +33,9 @@ from .selection import maximum, minimum, where
 from .shape import Expand
 from .sorting import gradient_to_picked, pick_along, picked_tangent
 
-__all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "any", "all",
-           "return_types"]
-TENSOR_METHODS = [n for n in __all__ if n != "return_types"]
+__all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "any", "all"]
+TENSOR_METHODS = list(__all__)
 
-
-class return_types:  # noqa: N801 - PyTorch's name (torch.return_types)
-    """``max(x, dim)`` and ``min(x, dim)`` return these named tuples: ``(values, indices)``."""
-
-    max = namedtuple("max", ["values", "indices"])
-    min = namedtuple("min", ["values", "indices"])
-    max.__qualname__, min.__qualname__ = "return_types.max", "return_types.min"  # for pickle
 
 
 # --- shared helpers ---------------------------------------------------------------------------

@@ -21,12 +21,11 @@ lacks it; the scan runs on both.
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 import ml_dtypes
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import return_types
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
@@ -43,15 +42,6 @@ from .unary import exp, log
 __all__ = ["cumprod", "cummax", "cummin", "logcumsumexp"]
 TENSOR_METHODS = list(__all__)
 
-
-class return_types:  # noqa: N801 - PyTorch's name (torch.return_types)
-    """The named tuples ``(values, indices)`` that cummax and cummin return."""
-
-    cummax = namedtuple("cummax", ["values", "indices"])
-    cummin = namedtuple("cummin", ["values", "indices"])
-    for _cls in (cummax, cummin):
-        _cls.__qualname__ = f"return_types.{_cls.__name__}"  # so pickle finds them
-    del _cls
 
 
 def inclusive_scan(combine, a, axis: int):

@@ -19,11 +19,10 @@ Public here: PyTorch's top-level names (``inverse``, ``det``, ``logdet``,
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import return_types
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import check_float, unbroadcast, xp_for
@@ -32,15 +31,6 @@ from .selection import where
 __all__ = ["inverse", "det", "logdet", "slogdet"]
 TENSOR_METHODS = ["inverse", "det", "logdet", "slogdet"]
 
-
-class return_types:  # noqa: N801 - PyTorch's name (torch.return_types)
-    """The named tuples ``(sign, logabsdet)`` of ``slogdet`` and ``linalg.slogdet``."""
-
-    slogdet = namedtuple("slogdet", ["sign", "logabsdet"])
-    linalg_slogdet = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
-    for _cls in (slogdet, linalg_slogdet):
-        _cls.__qualname__ = f"return_types.{_cls.__name__}"  # so pickle finds them
-    del _cls
 
 
 # --- checks and LAPACK failures, shared with decompositions.py ------------------------------

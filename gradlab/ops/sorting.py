@@ -21,11 +21,10 @@ stable; PyTorch's ``stable=False`` leaves the order of ties unspecified).
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import return_types
 from ..autograd.function import Function
 from ..tensor import Tensor
 from . import creation
@@ -38,16 +37,6 @@ FUNCTIONAL: list[str] = []
 TENSOR_METHODS = ["sort", "argsort", "msort", "topk", "kthvalue", "unique",
                   "unique_consecutive"]
 
-
-class return_types:  # noqa: N801 - PyTorch's name (torch.return_types)
-    """The named tuples ``(values, indices)`` that sort, topk and kthvalue return."""
-
-    sort = namedtuple("sort", ["values", "indices"])
-    topk = namedtuple("topk", ["values", "indices"])
-    kthvalue = namedtuple("kthvalue", ["values", "indices"])
-    for _cls in (sort, topk, kthvalue):
-        _cls.__qualname__ = f"return_types.{_cls.__name__}"  # so pickle finds them
-    del _cls
 
 
 def pick_along(ctx, a, indices, dim: int, keepdim: bool) -> tuple:

@@ -1,0 +1,28 @@
+"""``gradlab.return_types``: the named tuples ops return (PyTorch's ``torch.return_types``).
+
+``x.max(dim=0)`` returns ``return_types.max(values=..., indices=...)``: a tuple
+(``values, indices = x.max(0)`` unpacks it) whose fields also have names. Every
+such type lives here, in one module, so that pickle finds each by its name.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+_VALUES_INDICES = ["values", "indices"]
+
+max = namedtuple("max", _VALUES_INDICES)  # noqa: A001 - PyTorch's names
+min = namedtuple("min", _VALUES_INDICES)  # noqa: A001
+sort = namedtuple("sort", _VALUES_INDICES)
+topk = namedtuple("topk", _VALUES_INDICES)
+kthvalue = namedtuple("kthvalue", _VALUES_INDICES)
+median = namedtuple("median", _VALUES_INDICES)
+nanmedian = namedtuple("nanmedian", _VALUES_INDICES)
+mode = namedtuple("mode", _VALUES_INDICES)
+cummax = namedtuple("cummax", _VALUES_INDICES)
+cummin = namedtuple("cummin", _VALUES_INDICES)
+slogdet = namedtuple("slogdet", ["sign", "logabsdet"])
+linalg_slogdet = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
+linalg_eigh = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+linalg_svd = namedtuple("linalg_svd", ["U", "S", "Vh"])
+linalg_qr = namedtuple("linalg_qr", ["Q", "R"])
