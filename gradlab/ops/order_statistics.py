@@ -37,7 +37,7 @@ from .gather_scatter import gather
 from .reduction import reduce_dims, tangent_from_partials
 from .scans import inclusive_scan
 from .selection import where
-from .sorting import _sort_order, gradient_to_picked, pick_along, picked_tangent, sort
+from .sorting import PickFunction, _sort_order, pick_along, sort
 
 __all__ = ["median", "nanmedian", "mode", "quantile", "nanquantile", "nanmean", "nansum",
            "count_nonzero"]
@@ -108,7 +108,7 @@ class NanmedianAll(MedianAll):
     name, node_name = "nanmedian", "NanmedianBackward0"
 
 
-class Median(Function):
+class Median(PickFunction):
     """``(values, indices)`` of the lower median along ``dim``.   The gradient goes to the index."""
 
     raw = True
@@ -120,14 +120,6 @@ class Median(Function):
         indices = _median_indices(a, dim, ignore_nan) if a.ndim else None
         return pick_along(ctx, a, indices, dim, keepdim)
 
-    @staticmethod
-    def backward(ctx, grad, _grad_indices):
-        return gradient_to_picked(ctx, grad), None, None, None
-
-    @staticmethod
-    def jvp(ctx, t, *_):
-        """jvp: each value's tangent is ȧ at its index (which has none)."""
-        return picked_tangent(ctx, t), None
 
 
 class Nanmedian(Median):
@@ -173,7 +165,7 @@ def nanmedian(input, dim: int | None = None, keepdim: bool = False):
 
 # --- mode -------------------------------------------------------------------------------------
 
-class Mode(Function):
+class Mode(PickFunction):
     """``(values, indices)``: the most frequent value along ``dim`` and where it last occurs.
 
     Ties between values go to the smallest, as in PyTorch. Sorting puts equal values in
@@ -203,14 +195,6 @@ class Mode(Function):
             indices = xp.moveaxis(xp.take_along_axis(order, best, axis=-1), -1, dim)
         return pick_along(ctx, a, indices, dim, keepdim)
 
-    @staticmethod
-    def backward(ctx, grad, _grad_indices):
-        return gradient_to_picked(ctx, grad), None, None
-
-    @staticmethod
-    def jvp(ctx, t, *_):
-        """jvp: each value's tangent is ȧ at its index (which has none)."""
-        return picked_tangent(ctx, t), None
 
 
 def mode(input, dim: int = -1, keepdim: bool = False):

@@ -31,7 +31,7 @@ from ._util import numpy_keywords, wrap_dim, wrap_dims, xp_for
 from .creation import ones_like
 from .selection import maximum, minimum, where
 from .shape import Expand
-from .sorting import gradient_to_picked, pick_along, picked_tangent
+from .sorting import PickFunction, pick_along
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "any", "all"]
 TENSOR_METHODS = list(__all__)
@@ -274,7 +274,7 @@ class Min(Amax):
     node_name = "MinBackward1"
 
 
-class MaxDim(Function):
+class MaxDim(PickFunction):
     """(values, indices) of the max (or min) along one dim.   The gradient goes to the index."""
 
     raw = True
@@ -290,14 +290,6 @@ class MaxDim(Function):
             indices = xp.expand_dims(pick(a, axis=dim), dim).astype("int64", copy=False)
         return pick_along(ctx, a, indices, dim, keepdim)
 
-    @staticmethod
-    def backward(ctx, grad, _grad_indices):
-        return gradient_to_picked(ctx, grad), None, None, None
-
-    @staticmethod
-    def jvp(ctx, t, *_):
-        """jvp: the values' tangent is ȧ at the returned indices (which have none)."""
-        return picked_tangent(ctx, t), None
 
 
 class MinDim(MaxDim):

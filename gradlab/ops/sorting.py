@@ -70,6 +70,26 @@ def gradient_to_picked(ctx, grad: Tensor) -> Tensor:
     return ScatterAdd.apply(zeros, dim, indices, grad)
 
 
+class PickFunction(Function):
+    """The base of the ops that pick one input per output and return ``(values, indices)``
+    (sort, topk, kthvalue, ``max(dim)``, median, mode): forward with ``pick_along``; the
+    gradient goes back to the picked inputs, and so does forward mode.
+
+    backward gives one gradient, the input's: an op's other arguments are never tensors.
+    """
+
+    raw = True
+
+    @staticmethod
+    def backward(ctx, grad, _grad_indices):
+        return gradient_to_picked(ctx, grad)
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        """jvp: each value's tangent is ȧ at its index (the indices have none)."""
+        return picked_tangent(ctx, t), None
+
+
 def picked_tangent(ctx, tangent: Tensor) -> Tensor:
     """Forward mode of ops that pick one input per output and return its index
     (sort, topk, kthvalue, ``max(dim)``): each value's tangent is ȧ at that index."""
@@ -100,7 +120,7 @@ def _sort_order(a, dim: int, descending: bool):
     return xp.flip(a.shape[dim] - 1 - order, axis=dim)
 
 
-class Sort(Function):
+class Sort(PickFunction):
     """``(values, indices)`` in order along ``dim``, the first ``k`` of them for topk.
 
     Backward: the gradient of ``values`` scatter-added back to ``indices`` (see the
@@ -119,14 +139,6 @@ class Sort(Function):
                 indices = indices[(slice(None),) * dim + (slice(0, k),)].copy()  # drop the rest
         return pick_along(ctx, a, indices, dim, True)
 
-    @staticmethod
-    def backward(ctx, grad, _grad_indices):
-        return gradient_to_picked(ctx, grad), None, None, None
-
-    @staticmethod
-    def jvp(ctx, t, *_):
-        """jvp: the values' tangent is ȧ gathered at ``indices`` (which have none)."""
-        return picked_tangent(ctx, t), None
 
 
 class Topk(Sort):
@@ -135,7 +147,7 @@ class Topk(Sort):
     name = "topk"
 
 
-class Kthvalue(Function):
+class Kthvalue(PickFunction):
     """The ``k``-th smallest value along ``dim`` (1-based), and its index.
 
     Backward: as for sort, the gradient goes back to the one position picked.
@@ -152,8 +164,6 @@ class Kthvalue(Function):
             indices = order[(slice(None),) * dim + (slice(k - 1, k),)].copy()
         return pick_along(ctx, a, indices, dim, keepdim)
 
-    backward = staticmethod(Sort.backward)
-    jvp = staticmethod(Sort.jvp)
 
 
 class Argsort(Function):
