@@ -4,6 +4,8 @@ PyTorch's names and semantics on NumPy (cpu) and CuPy (cuda), with every
 op, backward step and allocation published on :mod:`gradlab.events`.
 """
 
+import warnings as _warnings
+
 from . import autograd, events, random
 from .autograd import (
     enable_grad,
@@ -43,6 +45,12 @@ from .memory import (
 from .ops import *  # noqa: F403
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor import Size, Tensor
+
+# NumPy warns "invalid value encountered in log" where PyTorch quietly makes nan or inf,
+# and the warning points into gradlab's ops, not at the user's line. PyTorch's way is
+# kept: silence for NumPy's float warnings raised inside gradlab (the user's own NumPy
+# code still warns). NaNs are found with autograd.detect_anomaly() or the debugger's N.
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradlab(\.|$)")
 
 float = float32  # noqa: A001 - PyTorch's aliases
 double = float64
