@@ -347,8 +347,8 @@ def _step(name: str, xp_name: str):
         "__doc__": f"{name}(a): piecewise constant, so d/da = 0."})
 
     def op(input) -> Tensor:
-        if not input.dtype.is_floating_point and name != "sign":
-            return input.clone()  # rounding an integer changes nothing
+        if not input.dtype.is_floating_point and (name != "sign" or input.dtype is _dt.bool):
+            return input.clone()  # rounding an integer (or the sign of a bool) changes nothing
         return cls.apply(input)
 
     op.__name__ = name

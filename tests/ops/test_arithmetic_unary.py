@@ -467,3 +467,11 @@ def test_broadcast_shapes_takes_ints_lists_and_sizes():
 def test_broadcast_shapes_errors(shapes, error, match):
     with pytest.raises(error, match=match):
         gradlab.broadcast_shapes(*shapes)
+
+
+def test_sign_of_integers_and_bools_keeps_their_dtype():
+    """PyTorch: sign of an int tensor is -1/0/1 in its dtype; of a bool tensor, itself."""
+    ints = gradlab.sign(gradlab.tensor([-2, 0, 3]))
+    assert ints.dtype is gradlab.int64 and ints.tolist() == [-1, 0, 1]
+    bools = gradlab.sign(gradlab.tensor([True, False]))
+    assert bools.dtype is gradlab.bool and bools.tolist() == [True, False]
