@@ -71,6 +71,7 @@ from . import (  # noqa: E402
     nn,
     optim,
     return_types,
+    special,
     testing,
     utils,
     viz,

@@ -1,0 +1,66 @@
+"""``gradlab.special``: PyTorch's ``torch.special`` namespace.
+
+Most names are gradlab's own ops under the names ``torch.special`` gives them
+(``expit`` is ``sigmoid``). Not here yet: the gamma family (``gammaln``,
+``digamma``/``psi``, ``polygamma``), the Bessel functions and ``entr``.
+The rest are short compositions of differentiable ops, so their gradients,
+double backward and forward mode come with them:
+
+    ndtr(x)       = Φ(x) = ½ erfc(-x/√2)          the standard normal CDF
+    ndtri(p)      = Φ⁻¹(p) = √2 · erfinv(2p - 1)  its inverse (the probit)
+    xlog1py(x, y) = x · ln(1 + y)                  0 where x = 0 and y <= -1
+"""
+
+from __future__ import annotations
+
+import math
+
+from .ops import (
+    erf,
+    erfc,
+    erfinv,
+    exp2,
+    expm1,
+    log1p,
+    log_softmax,
+    logit,
+    logsumexp,
+    round,
+    sigmoid,
+    sinc,
+    softmax,
+    where,
+    xlogy,
+)
+from .tensor import Tensor
+
+__all__ = ["erf", "erfc", "erfinv", "exp2", "expm1", "expit", "log1p", "log_softmax", "logit",
+           "logsumexp", "ndtr", "ndtri", "round", "sinc", "softmax", "xlogy", "xlog1py"]
+
+expit = sigmoid  # the logistic function's name in statistics: 1 / (1 + e^-x)
+
+_SQRT_HALF = math.sqrt(0.5)
+
+
+def ndtr(input: Tensor) -> Tensor:
+    """The standard normal CDF Φ(x) = ½ erfc(-x/√2) (erfc keeps the far left tail exact)."""
+    return erfc(input * -_SQRT_HALF) * 0.5
+
+
+def ndtri(input: Tensor) -> Tensor:
+    """The inverse of ``ndtr`` on (0, 1): the x with Φ(x) = p; ±inf at 0 and 1."""
+    return erfinv(input * 2 - 1) * math.sqrt(2.0)
+
+
+def xlog1py(input: Tensor, other) -> Tensor:
+    """``input · ln(1 + other)``, with ln(1 + y) from log1p so that a tiny ``other`` keeps
+    its digits. Where ``input`` is 0 and ln(1 + other) is not finite (other <= -1), the
+    result and both gradients are 0, as PyTorch defines them (0 · ln 0 = 0).
+
+    d/dx = ln(1 + y), d/dy = x / (1 + y). The log is taken of 0 at those points, so the
+    branch ``where`` drops stays finite: its zero gradient times an infinite slope
+    would make a nan. (PyTorch's d/dy at x = 0, y = -1 is 0/0 = nan; here it is 0.)
+    """
+    undefined = (input == 0) & (other <= -1)
+    safe = where(undefined, 0.0, other)
+    return where(undefined, 0.0, input * log1p(safe))
