@@ -1,8 +1,8 @@
 """``gradlab.special``: PyTorch's ``torch.special`` namespace.
 
 Most names are gradlab's own ops under the names ``torch.special`` gives them
-(``expit`` is ``sigmoid``). Not here yet: the gamma family (``gammaln``,
-``digamma``/``psi``, ``polygamma``), the Bessel functions and ``entr``.
+(``expit`` is ``sigmoid``, ``gammaln`` is ``lgamma``, ``psi`` is ``digamma``,
+``multigammaln`` is ``mvlgamma``). Not here yet: the Bessel functions and ``entr``.
 The rest are short compositions of differentiable ops, so their gradients,
 double backward and forward mode come with them:
 
@@ -16,15 +16,19 @@ from __future__ import annotations
 import math
 
 from .ops import (
+    digamma,
     erf,
     erfc,
     erfinv,
     exp2,
     expm1,
+    lgamma,
     log1p,
     log_softmax,
     logit,
     logsumexp,
+    mvlgamma,
+    polygamma,
     round,
     sigmoid,
     sinc,
@@ -34,10 +38,14 @@ from .ops import (
 )
 from .tensor import Tensor
 
-__all__ = ["erf", "erfc", "erfinv", "exp2", "expm1", "expit", "log1p", "log_softmax", "logit",
-           "logsumexp", "ndtr", "ndtri", "round", "sinc", "softmax", "xlogy", "xlog1py"]
+__all__ = ["digamma", "erf", "erfc", "erfinv", "exp2", "expm1", "expit", "gammaln", "log1p",
+           "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi",
+           "round", "sinc", "softmax", "xlogy", "xlog1py"]
 
 expit = sigmoid  # the logistic function's name in statistics: 1 / (1 + e^-x)
+gammaln = lgamma  # SciPy's names for the gamma family
+psi = digamma
+multigammaln = mvlgamma
 
 _SQRT_HALF = math.sqrt(0.5)
 

@@ -54,8 +54,10 @@ globals().update(standard_op_tests(CASES))
 def test_aliases_are_gradlabs_own_ops():
     assert special.expit is gradlab.sigmoid
     for name in ("erf", "erfc", "erfinv", "exp2", "expm1", "log1p", "log_softmax", "logit",
-                 "logsumexp", "round", "sinc", "softmax", "xlogy"):
+                 "logsumexp", "round", "sinc", "softmax", "xlogy", "digamma", "polygamma"):
         assert getattr(special, name) is getattr(gradlab, name), name
+    assert special.gammaln is gradlab.lgamma and special.psi is gradlab.digamma
+    assert special.multigammaln is gradlab.mvlgamma
 
 
 @needs_torch

@@ -10,6 +10,7 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``trigonometry``             asin, atan2, sinh, atanh, deg2rad, hypot, sinc ...
 ``special_math``             logit, xlogy, logaddexp, fmod, nan_to_num, heaviside ...
 ``error_function``           erfc, erfinv
+``gamma_functions``          lgamma, digamma, polygamma, mvlgamma (the derivatives chain)
 ``unary_backward``           tanh_backward, sigmoid_backward, threshold_backward (for backward)
 ``selection``                clamp, maximum, minimum, where
 ``comparison``               eq, lt, logical_and, isnan ... (bool results, no gradient)
@@ -86,6 +87,7 @@ from . import (
     dropout_family,
     error_function,
     fused,
+    gamma_functions,
     gather_scatter,
     indexing,
     inplace,
@@ -138,6 +140,7 @@ from .diagonals import *  # noqa: F403
 from .dropout_family import *  # noqa: F403
 from .error_function import *  # noqa: F403
 from .fused import *  # noqa: F403
+from .gamma_functions import *  # noqa: F403
 from .gather_scatter import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .inplace import *  # noqa: F403
@@ -174,7 +177,8 @@ from .trigonometry import *  # noqa: F403
 from .unary import *  # noqa: F403
 from .unary_backward import *  # noqa: F403
 
-FAMILIES = (arithmetic, fused, unary, trigonometry, special_math, error_function, unary_backward,
+FAMILIES = (arithmetic, fused, unary, trigonometry, special_math, error_function, gamma_functions,
+            unary_backward,
             selection, comparison, reduction,
             cumulative, scans, order_statistics, repetition, statistics, softmax_family,
             linalg, shape, reordering, padding, triangular, joining,

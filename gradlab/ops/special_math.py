@@ -9,9 +9,8 @@ Each op's derivative sits under its forward. Where a formula has a 0/0 or a
   d/db = -trunc(a/b);
 * ``logit(x, eps)`` clamps x to [eps, 1 - eps], so the derivative is 0 outside.
 
-(erfc and erfinv are in ``error_function.py``.) lgamma and digamma are left
-out: they need a special-function library (SciPy), which gradlab does not
-depend on.
+(erfc and erfinv are in ``error_function.py``; lgamma, digamma and polygamma
+in ``gamma_functions.py``.)
 """
 
 from __future__ import annotations
