@@ -338,9 +338,14 @@ FloorDivide, floor_divide = _integer_op("floor_divide", "floor_divide")
 
 
 class Remainder(Function):
-    """a mod b (sign of b, Python's rule).   d/da = 1, d/db = -floor(a / b)."""
+    """a mod b = a - b·floor(a/b) (sign of b, Python's rule).   d/da = 1, d/db = -floor(a/b).
+
+    ``quotient`` is the rounding of a/b the remainder is taken after; fmod is the same
+    op with trunc (see special_math.Fmod).
+    """
 
     raw = True
+    quotient = staticmethod(floor)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -348,19 +353,19 @@ class Remainder(Function):
         with np.errstate(divide="ignore", invalid="ignore"):  # x % 0: no NumPy warning
             return xp_for(a).remainder(a, b)
 
-    @staticmethod
-    def backward(ctx, grad):
+    @classmethod
+    def backward(cls, ctx, grad):
         a, b = ctx.saved_tensors
         sa, sb = ctx.input_shapes
         return (None if sa is None else unbroadcast(grad, sa),
-                None if sb is None else unbroadcast(-grad * floor(a / b), sb))
+                None if sb is None else unbroadcast(-grad * cls.quotient(a / b), sb))
 
-    @staticmethod
-    def jvp(ctx, ta, tb):
-        """ẏ = ȧ - floor(a/b) · ḃ."""
+    @classmethod
+    def jvp(cls, ctx, ta, tb):
+        """ẏ = ȧ - quotient(a/b) · ḃ."""
         a, b = ctx.primals
         return tangent_sum(ctx.results[0].shape, ta,
-                           None if tb is None else -(tb * floor(a / b)))
+                           None if tb is None else -(tb * cls.quotient(a / b)))
 
 
 def remainder(input, other) -> Tensor:

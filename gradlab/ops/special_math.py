@@ -24,7 +24,7 @@ from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import check_float, promote, tangent_sum, unbroadcast, xp_for
-from .arithmetic import pow
+from .arithmetic import Remainder, pow
 from .comparison import isfinite
 from .inplace import _unary_inplace, apply_inplace
 from .inplace import abs_ as absolute_  # noqa: F401 - x.absolute_() is abs_
@@ -161,14 +161,14 @@ class Logaddexp2(Logaddexp):
     xp_name, scale = "logaddexp2", math.log(2.0)
 
 
-class Fmod(Function):
+class Fmod(Remainder):
     """a - b·trunc(a/b): the remainder with the sign of a (C's fmod).
 
     d/da = 1, d/db = -trunc(a/b) (the count of b's taken away).
     """
 
-    raw = True
-    node_name = "FmodBackward1"  # PyTorch's name for a tensor b; FmodBackward0 for a number
+    name, node_name = "fmod", "FmodBackward1"  # PyTorch's for a tensor b; FmodBackward0: number
+    quotient = staticmethod(trunc)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -178,18 +178,6 @@ class Fmod(Function):
         with np.errstate(divide="ignore", invalid="ignore"):
             return xp_for(a).fmod(a, b)
 
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        sa, sb = ctx.input_shapes
-        return (None if sa is None else unbroadcast(grad, sa),
-                None if sb is None else unbroadcast(-grad * trunc(a / b), sb))
-
-    @staticmethod
-    def jvp(ctx, ta, tb):
-        """ẏ = ȧ - trunc(a/b)·ḃ."""
-        a, b = ctx.primals
-        return tangent_sum(ctx.results[0].shape, ta, None if tb is None else -(tb * trunc(a / b)))
 
 
 def logaddexp(input, other) -> Tensor:
