@@ -10,30 +10,8 @@ from hypothesis import strategies as st
 
 import gradlab
 from gradlab.func import grad, grad_and_value, jacrev, vjp
-from gradlab.func._pytree import tree_flatten
+from tests.func._helpers import F64, assert_tree_close, rand, t64
 from tests.oracle import needs_torch, torch
-
-F64 = gradlab.float64
-
-
-def t64(values, requires_grad=False):
-    return gradlab.tensor(values, dtype=F64, requires_grad=requires_grad)
-
-
-def rand(*shape, seed=0):
-    return np.random.default_rng(seed).uniform(-1.5, 1.5, shape)
-
-
-def assert_tree_close(got, expected, atol=1e-10):
-    """Same structure, same values; ``expected`` may hold gradlab or torch tensors or arrays."""
-    got_leaves, got_spec = tree_flatten(got)
-    exp_leaves, exp_spec = tree_flatten(expected)
-    assert got_spec == exp_spec
-    for g, e in zip(got_leaves, exp_leaves):
-        e = e.detach().numpy() if hasattr(e, "detach") else np.asarray(e)
-        assert tuple(g.shape) == e.shape
-        np.testing.assert_allclose(g.numpy(), e, rtol=1e-9, atol=atol)
-
 
 # --- grad: closed forms ------------------------------------------------------------------------
 
