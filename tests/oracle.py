@@ -258,6 +258,23 @@ def check_against_torch(case: OpCase, device: str, strided: bool = False,
                                                f"shapes {shapes}")
 
 
+def check_hvp(grad_at: Callable, x0, v0, device: str) -> None:
+    """Forward-over-reverse: the tangent of ``grad_at(x, create_graph=True)`` along ``v0``
+    is H·v, which must match central differences of the gradient itself."""
+    from gradlab.autograd import forward_ad as fwAD
+
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(gradlab.tensor(x0, device=device, requires_grad=True),
+                              gradlab.tensor(v0, device=device))
+        hvp = fwAD.unpack_dual(grad_at(dual, create_graph=True)).tangent
+    eps = 1e-6
+    plus, minus = (grad_at(gradlab.tensor(x0 + s * v0, device=device, requires_grad=True))
+                   for s in (eps, -eps))
+    want = (plus.cpu().numpy() - minus.cpu().numpy()) / (2 * eps)
+    np.testing.assert_allclose(hvp.detach().cpu().numpy(), want, rtol=1e-6, atol=1e-6)
+    assert np.abs(want).max() > 1  # not vacuous: H·v is far from zero
+
+
 def check_jvp(case: OpCase, device: str) -> None:
     """Forward mode: the tangent of each output for random input tangents matches a central
     difference along that direction (float64), and torch.func.jvp where PyTorch is there."""
