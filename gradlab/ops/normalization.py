@@ -29,6 +29,8 @@ the tangent of x̂ is dx's expression applied to ẋ, and by the product rule::
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from ..autograd.function import Function
@@ -292,19 +294,26 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the last ``len(normalized_shape)`` dims of each sample."""
     check_float("layer_norm", input)
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(
-        int(s) for s in normalized_shape)
+    shape = normalized_shape_of("layer_norm", input, normalized_shape, weight=weight, bias=bias)
+    return LayerNorm.apply(input, weight, bias, len(shape), float(eps))
+
+
+def normalized_shape_of(op: str, input: Tensor, normalized_shape, **affine) -> tuple[int, ...]:
+    """``normalized_shape`` as a tuple, checked against the input's last dims, and each of
+    the ``affine`` tensors given (weight, bias) against it (layer_norm's and rms_norm's rule)."""
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, numbers.Integral) else \
+        tuple(int(s) for s in normalized_shape)
     k = len(shape)
-    if k == 0 or tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
+    if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
         raise RuntimeError(
-            f"layer_norm: normalized_shape={shape} must match the last dims of the input, "
-            f"expected an input of shape (*, {', '.join(map(str, shape))}), got "
-            f"{tuple(input.shape)}. Fix: normalized_shape=x.shape[-1:] normalises the last dim")
-    for what, t in (("weight", weight), ("bias", bias)):
+            f"{op}: normalized_shape={shape} must match the last dims of the input, expected "
+            f"an input of shape (*, {', '.join(map(str, shape))}), got {tuple(input.shape)}. "
+            f"Fix: normalized_shape=x.shape[-1:] normalises the last dim")
+    for what, t in affine.items():
         if t is not None and tuple(t.shape) != shape:
-            raise RuntimeError(f"layer_norm: {what} must have shape normalized_shape={shape}, "
+            raise RuntimeError(f"{op}: {what} must have shape normalized_shape={shape}, "
                                f"got {tuple(t.shape)}")
-    return LayerNorm.apply(input, weight, bias, k, float(eps))
+    return shape
 
 
 # --- group_norm -------------------------------------------------------------------------------

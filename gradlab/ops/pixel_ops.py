@@ -20,13 +20,12 @@ its graph shows those nodes and their derivatives make its gradient.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from ..tensor import Tensor
 from ._util import check_float
 from .activation import _check_tensor
+from .normalization import normalized_shape_of
 
 __all__ = ["pixel_shuffle", "pixel_unshuffle", "rms_norm"]
 # Re-exported by gradlab.nn.functional.
@@ -85,20 +84,6 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 
 # --- rms_norm -----------------------------------------------------------------------------------
 
-def _normalized_shape(op: str, input: Tensor, normalized_shape) -> tuple[int, ...]:
-    """``normalized_shape`` as a tuple, checked against the input's last dims (layer_norm's
-    rule: it must equal them)."""
-    shape = (int(normalized_shape),) if isinstance(normalized_shape, numbers.Integral) else \
-        tuple(int(s) for s in normalized_shape)
-    k = len(shape)
-    if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
-        raise RuntimeError(
-            f"{op}: normalized_shape={shape} must match the last dims of the input, expected "
-            f"an input of shape (*, {', '.join(map(str, shape))}), got {tuple(input.shape)}. "
-            f"Fix: normalized_shape=x.shape[-1:] normalises the last dim")
-    return shape
-
-
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x²) + eps) over the last ``len(normalized_shape)`` dims, times ``weight``.
@@ -110,10 +95,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     """
     _check_tensor("rms_norm", input)
     check_float("rms_norm", input)
-    shape = _normalized_shape("rms_norm", input, normalized_shape)
-    if weight is not None and tuple(weight.shape) != shape:
-        raise RuntimeError(f"rms_norm: weight must have shape normalized_shape={shape}, got "
-                           f"{tuple(weight.shape)}")
+    shape = normalized_shape_of("rms_norm", input, normalized_shape, weight=weight)
     x = input.float() if input.dtype.itemsize < 4 else input
     if eps is None:
         eps = float(np.finfo(x.dtype.np).eps)
