@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import xp_for
+from ._util import as_bits, xp_for
 from .convolution import _tuple
 
 __all__ = ["max_pool1d", "max_pool2d"]
@@ -136,13 +136,7 @@ def _max_pool_2d(xp, buf, geo, exact_nan=False):
 
 
 # Selecting by the winning offsets, exactly and fast: ``bits & -1`` keeps a value's bits
-# (NaN and inf included), ``bits & 0`` makes +0.0. (A product with a 0/1 mask would turn
-# inf·0 into NaN; NumPy's where/copyto with a mask run several times slower.)
-
-def _bits(a):
-    """The same memory seen as integers of the same width."""
-    return a.view(f"i{a.dtype.itemsize}")
-
+# (NaN and inf included), ``bits & 0`` makes +0.0 (see ``keep_where``).
 
 def _saveable(xp, won, k):
     """The winning offsets as a dtype tensors have: bool for windows of 2, else int32."""
@@ -150,15 +144,23 @@ def _saveable(xp, won, k):
 
 
 def _is_winner(xp, won, k):
-    """-1 (all bits set) where offset ``k`` won, 0 elsewhere: int8, widened by the AND."""
+    """-1 (all bits set) where offset ``k`` won, 0 elsewhere: int8, widened by the AND.
+
+    A window of two saves ``won`` as bool: True where offset 1 won. Its bytes
+    are the answer already (one int8 op, not a comparison of bools with an
+    int, which NumPy runs ~10x slower).
+    """
+    if won.dtype == xp.bool_:
+        as_int = won.view(xp.int8)
+        return -as_int if k else as_int - 1
     return -(won == k).view(xp.int8)
 
 
 def _select(xp, parts, won):
     """``parts[won]`` elementwise: one value of each window, the one at its winning offset."""
-    picked = xp.bitwise_and(_bits(parts[0]), _is_winner(xp, won, 0))
+    picked = xp.bitwise_and(as_bits(parts[0]), _is_winner(xp, won, 0))
     for k in range(1, len(parts)):
-        picked |= xp.bitwise_and(_bits(parts[k]), _is_winner(xp, won, k))
+        picked |= xp.bitwise_and(as_bits(parts[k]), _is_winner(xp, won, k))
     return picked.view(parts[0].dtype)
 
 
@@ -168,13 +170,13 @@ def _spread_to_winners(xp, grad, won, axis, size, geo):
     if geo.tiled:  # the offsets' slices tile ``out``: write each one
         out = xp.empty(shape, dtype=grad.dtype)
         for k in range(geo.kernel[axis - 2]):
-            xp.bitwise_and(_bits(grad), _is_winner(xp, won, k),
-                           out=_bits(_offset(out, axis, k, geo)))
+            xp.bitwise_and(as_bits(grad), _is_winner(xp, won, k),
+                           out=as_bits(_offset(out, axis, k, geo)))
         return out
     out = xp.zeros(shape, dtype=grad.dtype)  # windows may overlap (add up) or leave gaps
     for k in range(geo.kernel[axis - 2]):
         _offset(out, axis, k, geo)[...] += xp.bitwise_and(
-            _bits(grad), _is_winner(xp, won, k)).view(grad.dtype)
+            as_bits(grad), _is_winner(xp, won, k)).view(grad.dtype)
     return out
 
 

@@ -16,7 +16,7 @@ forward-mode ``jvp`` out: ẏ = ∂y/∂grad · ġ + ∂y/∂out · ȯ.
 from __future__ import annotations
 
 from ..autograd.function import Function
-from ._util import tangent_sum
+from ._util import keep_where, tangent_sum, xp_for
 
 __all__: list[str] = []  # called by backward formulas, not by users (no torch.<name>)
 TENSOR_METHODS: list = []
@@ -73,7 +73,13 @@ class SigmoidBackward(Function):
 
 
 class ThresholdBackward(Function):
-    """grad where out > 0, else 0.   d/dgrad = (out > 0); the step in out is flat: no d/dout."""
+    """grad where out > 0, else 0.   d/dgrad = (out > 0); the step in out is flat: no d/dout.
+
+    "Else 0" even where grad is NaN or inf, as in PyTorch: a ReLU that was
+    off passes no gradient at all (``grad * mask`` would make inf·0 = NaN).
+    Linear in grad with a 0/1 diagonal, so it is its own adjoint: its
+    backward is itself, with the saved mask as ``out``.
+    """
 
     raw = True
     name = "threshold_backward"
@@ -82,12 +88,12 @@ class ThresholdBackward(Function):
     def forward(ctx, grad, out):
         mask = out > 0
         ctx.save_for_backward(mask)
-        return grad * mask
+        return keep_where(xp_for(grad), grad, mask)
 
     @staticmethod
     def backward(ctx, gg):
         (mask,) = ctx.saved_tensors
-        return gg * mask, None
+        return ThresholdBackward.apply(gg, mask), None
 
     @staticmethod
     def jvp(ctx, t_grad, t_out):

@@ -290,6 +290,38 @@ def test_pow_gradient_at_zero_base_is_finite():
     np.testing.assert_allclose(b.grad.numpy(), [0.0, 8 * np.log(2)])
 
 
+RELU_GRAD_SPECIALS = [float("nan"), 1.0, float("inf"), float("nan"), -float("inf")]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_relu_passes_no_gradient_where_off_even_nan_or_inf(dtype):
+    """An off ReLU (out <= 0) passes exactly 0, whatever the incoming gradient (PyTorch's
+    threshold_backward: where(out > 0, grad, 0)); a product with the mask would give
+    NaN there (inf·0). Where on, a NaN or inf gradient passes through unchanged."""
+    dt = getattr(gradlab, dtype)
+    x = gradlab.tensor([-1.0, 2.0, -3.0, 0.0, 4.0], dtype=dt, requires_grad=True)
+    x.relu().backward(gradlab.tensor(RELU_GRAD_SPECIALS, dtype=dt))
+    got = x.grad.float().numpy()
+    np.testing.assert_array_equal(got, [0.0, 1.0, 0.0, 0.0, -np.inf])
+    assert not np.signbit(got[[0, 2, 3]]).any(), "dropped gradients must be +0.0"
+
+
+@needs_torch
+def test_relu_gradient_of_nan_and_inf_matches_torch_with_its_double_backward():
+    x = np.array([-1.0, 2.0, -3.0, 0.0, 4.0])
+    grad = np.array(RELU_GRAD_SPECIALS)
+    results = []
+    for lib in (gradlab, torch):
+        xt = lib.tensor(x, requires_grad=True)
+        g = lib.tensor(grad, requires_grad=True)
+        (gx,) = lib.autograd.grad(xt.relu(), xt, g, create_graph=True)
+        # threshold_backward is linear in grad: its own backward sends gg through the same mask
+        (gg,) = lib.autograd.grad(gx, g, lib.tensor([5.0, 6.0, float("inf"), 7.0, 8.0]))
+        results.append((gx.detach().numpy(), gg.numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_array_equal(ours, theirs)
+
+
 def test_shapes_that_do_not_broadcast_name_the_op_and_the_rule():
     with pytest.raises(RuntimeError, match=r"mul: shapes \(2, 3\) and \(4,\) can't be "
                                            r"broadcast.*equal or one of them 1.*Fix"):
