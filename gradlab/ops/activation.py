@@ -329,7 +329,11 @@ class Hardsigmoid(Function):
 
 
 class Hardswish(Function):
-    """x·hardsigmoid(x).   d/dx = 0 for x < -3, x/3 + ½ for -3 <= x <= 3, 1 for x > 3."""
+    """x·hardsigmoid(x).   d/dx = 0 for x <= -3, x/3 + ½ for -3 < x < 3, 1 for x >= 3.
+
+    At the kinks ±3 the two one-sided slopes differ; PyTorch takes the outer one
+    (0 at -3, 1 at 3), and so does gradlab.
+    """
 
     raw = True
     tangent_rule = "elementwise"
@@ -342,7 +346,7 @@ class Hardswish(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return where(x < -3, 0.0, where(x <= 3, grad * (x / 3 + 0.5), grad))
+        return where(x <= -3, 0.0, where(x < 3, grad * (x / 3 + 0.5), grad))
 
 
 # --- the public functions (PyTorch's signatures) -------------------------------------------------

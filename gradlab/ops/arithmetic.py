@@ -242,8 +242,8 @@ class PowScalar(Function):
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
         e = ctx.exponent
-        if e == 0:
-            return grad * 0.0, None
+        if e == 0:  # a constant: zeros, even where grad is NaN or inf (as PyTorch)
+            return grad.new_zeros(a.shape), None
         return grad * (a ** (e - 1) * e), None
 
 

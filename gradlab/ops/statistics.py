@@ -161,7 +161,8 @@ class Norm(Function):
 
     d/da_i = sign(a_i) |a_i|^(p-1) / out^(p-1), taken as 0 where out = 0 (the
     2-norm of a zero vector has gradient 0, not nan); p = ±inf: sign(a_i)/k for
-    the k elements with |a_i| = out.
+    the k elements with |a_i| = out; p = 0: none at all (as PyTorch: ``.grad``
+    stays None), a count being flat.
     """
 
     raw = True
@@ -187,10 +188,10 @@ class Norm(Function):
     def backward(ctx, grad):
         a, out = ctx.saved_tensors
         p, dims = ctx.p, ctx.dims
+        if p == 0:  # counts nonzeros, a step function: no gradient at all (as PyTorch)
+            return None, None, None, None
         grad = expand_reduced(grad, a.shape, dims, ctx.keepdim)
         out = expand_reduced(out, a.shape, dims, ctx.keepdim)
-        if p == 0:
-            return grad * 0.0, None, None, None
         if math.isinf(p):
             winner = a.abs() == out
             share = sign(a) * grad / winner.sum(dims, keepdim=True)
@@ -204,6 +205,8 @@ class Norm(Function):
     @staticmethod
     def jvp(ctx, t, *_):
         """jvp: ẏ = Σ_i (d out/da_i)·ȧ_i, with backward's derivatives (and its care at 0)."""
+        if ctx.p == 0:
+            return None  # a count of nonzeros doesn't move when its input moves a little
         return tangent_from_partials(Norm, ctx, t)
 
 

@@ -330,7 +330,9 @@ class _StepFunction(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0.0
+        # Zeros, not grad * 0: no gradient passes even where the incoming one is NaN or
+        # inf (NaN * 0 is NaN), as in PyTorch.
+        return grad.new_zeros(grad.shape)
 
     @staticmethod
     def jvp(ctx, *tangents):

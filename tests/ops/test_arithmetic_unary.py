@@ -306,6 +306,61 @@ def test_relu_passes_no_gradient_where_off_even_nan_or_inf(dtype):
     assert not np.signbit(got[[0, 2, 3]]).any(), "dropped gradients must be +0.0"
 
 
+# Piecewise ops whose gradient is exactly 0 somewhere: there a NaN or inf coming in must
+# give 0 (PyTorch masks with where, or returns zeros), not NaN (what grad * 0 would give).
+PIECEWISE = {
+    "relu": lambda lib, t: t.relu(),
+    "clamp": lambda lib, t: t.clamp(-1, 1),
+    "clamp_min": lambda lib, t: t.clamp_min(0),
+    "clamp_max": lambda lib, t: t.clamp(max=1),
+    "maximum": lambda lib, t: lib.maximum(t, lib.zeros_like(t)),
+    "minimum": lambda lib, t: lib.minimum(lib.full_like(t, 0.5), t),
+    "where": lambda lib, t: lib.where(t > 0, t, -t),
+    "sign": lambda lib, t: t.sign(),
+    "floor": lambda lib, t: t.floor(),
+    "pow_0": lambda lib, t: t ** 0,
+    "norm_0": lambda lib, t: lib.linalg.vector_norm(t, 0) * lib.ones_like(t),
+    "hardswish": lambda lib, t: lib.nn.functional.hardswish(t),
+    "hardtanh": lambda lib, t: lib.nn.functional.hardtanh(t),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", PIECEWISE)
+@pytest.mark.parametrize("special", [float("nan"), float("inf")])
+def test_nan_and_inf_gradients_stop_where_the_derivative_is_zero_as_in_torch(name, special):
+    x = np.array([-3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0, 20.0])
+    grads = []
+    for lib in (gradlab, torch):
+        t = lib.tensor(x, requires_grad=True)
+        PIECEWISE[name](lib, t).backward(lib.tensor(np.full_like(x, special)))
+        grads.append(t.grad)
+    if grads[1] is None:  # PyTorch sends no gradient at all (norm 0: a count)
+        assert grads[0] is None
+    else:
+        np.testing.assert_array_equal(grads[0].numpy(), grads[1].numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_where_with_a_zero_picks_values_exactly_as_numpy(dtype):
+    """where(cond, x, 0) and where(cond, 0, x) take a bitwise path; -0.0 and a non-float
+    fill take NumPy's where. All must agree with NumPy value for value, sign of zero too."""
+    dt = getattr(gradlab, dtype)
+    values = [-1.5, float("nan"), float("inf"), -0.0, 2.0, -float("inf")]
+    x = gradlab.tensor(values, dtype=dt)
+    cond = gradlab.tensor([True, False, True, True, False, False])
+    xn = x.float().numpy()
+    cn = cond.numpy()
+    for got, want in [(gradlab.where(cond, x, 0.0), np.where(cn, xn, 0.0)),
+                      (gradlab.where(cond, 0, x), np.where(cn, 0.0, xn)),
+                      (gradlab.where(cond, x, -0.0), np.where(cn, xn, -0.0)),
+                      (gradlab.where(cond, x, 3.0), np.where(cn, xn, 3.0))]:
+        assert got.dtype is dt
+        got = got.float().numpy()
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
 @needs_torch
 def test_relu_gradient_of_nan_and_inf_matches_torch_with_its_double_backward():
     x = np.array([-1.0, 2.0, -3.0, 0.0, 4.0])
