@@ -211,11 +211,26 @@ class Norm(Function):
 
 
 def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
-    """Vector p-norm over ``dim`` (default: all elements); 'fro' is the 2-norm."""
+    """Vector p-norm over ``dim`` (default: all elements); 'fro' is the 2-norm.
+
+    p < 0 and 'nuc' (the sum of singular values) are passed on to
+    ``linalg.vector_norm`` and ``linalg.matrix_norm``, as PyTorch does.
+    """
     p = 2 if p == "fro" or p is None else p
-    if isinstance(p, str) or (p < 0 and not math.isinf(p)):
-        raise ValueError(f"norm: p={p!r} is not supported; use 'fro', a number >= 0, inf or "
-                         f"-inf (the nuclear norm 'nuc' needs an SVD)")
+    if p == "nuc" or (isinstance(p, (int, float)) and p < 0 and not math.isinf(p)):
+        from .. import linalg  # (built on this module, so imported when needed)
+
+        if p != "nuc":
+            return linalg.vector_norm(input, p, dim, keepdim, dtype=dtype)
+        if dim is None and getattr(input, "ndim", 2) != 2:
+            raise RuntimeError(
+                f"norm: p='nuc' is a matrix norm; a {input.ndim}-D input (shape "
+                f"{tuple(input.shape)}) needs dim=(row_dim, col_dim), e.g. dim=(-2, -1)")
+        return linalg.matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim,
+                                  dtype=dtype)
+    if isinstance(p, str):
+        raise ValueError(f"norm: p={p!r} is not supported; use 'fro', 'nuc', a number, inf "
+                         f"or -inf")
     if dtype is not None:
         input = input.to(dtype)
     check_float("norm", input)

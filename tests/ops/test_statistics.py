@@ -80,6 +80,15 @@ NORM = [
     # second derivative to check.
     OpCase("norm_0", lambda lib, x: x.norm(0, dim=0), M,
            numpy=lambda np, x: np_norm(np, x, 0, 0), inputs=away_from_zero_small, gradgrad=False),
+    # torch.norm hands these to linalg.vector_norm / linalg.matrix_norm
+    OpCase("norm_negative", lambda lib, x: x.norm(-1.5, dim=1), M,
+           numpy=lambda np, x: (np.abs(x) ** -1.5).sum(1) ** (1 / -1.5),
+           inputs=away_from_zero_small),
+    OpCase("norm_nuc", lambda lib, x: lib.norm(x, "nuc"), M,
+           numpy=lambda np, x: np.linalg.svd(x, compute_uv=False).sum(), variants=()),
+    OpCase("norm_nuc_dims_keepdim", lambda lib, x: x.norm("nuc", dim=(0, 2), keepdim=True), T,
+           numpy=lambda np, x: np.linalg.svd(x.transpose(1, 0, 2), compute_uv=False)
+           .sum(-1)[None, :, None], variants=()),
 ]
 
 
@@ -148,10 +157,15 @@ def test_unbiased_and_correction_together_is_an_error():
         gradlab.ones(3).var(unbiased=True, correction=0)
 
 
-@pytest.mark.parametrize("p", ["nuc", -2, "max"])
-def test_unsupported_norm_order(p):
-    with pytest.raises(ValueError, match=rf"norm: p={p!r} is not supported"):
-        gradlab.ones(3).norm(p)
+def test_unsupported_norm_order():
+    with pytest.raises(ValueError, match=r"norm: p='max' is not supported; use 'fro', 'nuc'"):
+        gradlab.ones(3).norm("max")
+
+
+def test_nuclear_norm_of_a_batch_asks_for_the_matrix_dims():
+    with pytest.raises(RuntimeError, match=r"norm: p='nuc' is a matrix norm; a 3-D input "
+                                           r"\(shape \(2, 3, 3\)\) needs dim=\(row_dim, col_dim\)"):
+        gradlab.ones(2, 3, 3).norm("nuc")
 
 
 @pytest.mark.parametrize("f", [
