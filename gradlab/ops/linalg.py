@@ -289,8 +289,12 @@ def einsum(equation: str, *operands) -> Tensor:
     ('ii->i'), or its trace ('ii'). Without '->' the output is the letters
     that appear once, in alphabetical order. '...' stands for the dims no
     letter names, broadcast across operands. Operands may also be passed as
-    one list. Unlike PyTorch, operands of different dtypes are promoted.
+    one list, or in the sublist form, ``einsum(a, [0, 1], b, [1, 2], [0, 2])``
+    (numbers for letters, ``...`` as Ellipsis; the last list is the output).
+    Unlike PyTorch, operands of different dtypes are promoted.
     """
+    if isinstance(equation, Tensor):
+        equation, operands = _sublist_equation((equation, *operands))
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not isinstance(equation, str):
@@ -309,6 +313,36 @@ def einsum(equation: str, *operands) -> Tensor:
         dtype = _dt.promote_types(dtype, t.dtype)
     operands = [t if t.dtype is dtype else t.to(dtype) for t in operands]
     return Einsum.apply(",".join(inputs) + "->" + output, *operands)
+
+
+_SUBSCRIPT_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _sublist_equation(args) -> tuple[str, tuple]:
+    """The sublist form (operand, subscripts, operand, subscripts, ..., [output]) as an
+    equation and its operands: subscript k is the k-th letter, a-z then A-Z (PyTorch's)."""
+    pairs = args if len(args) % 2 == 0 else args[:-1]
+
+    def term(sublist) -> str:
+        if not isinstance(sublist, (list, tuple)):
+            raise TypeError(f"einsum: in the sublist form, each operand is followed by a list "
+                            f"of subscripts, got {type(sublist).__name__}; e.g. "
+                            f"einsum(a, [0, 1], b, [1, 2], [0, 2])")
+        letters = []
+        for s in sublist:
+            if s is Ellipsis:
+                letters.append("...")
+            elif isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 52:
+                letters.append(_SUBSCRIPT_LETTERS[s])
+            else:
+                raise ValueError(f"einsum: sublist subscripts must be ints in [0, 52) or "
+                                 f"Ellipsis, got {s!r} in {list(sublist)}")
+        return "".join(letters)
+
+    equation = ",".join(term(s) for s in pairs[1::2])
+    if len(args) % 2:
+        equation += "->" + term(args[-1])
+    return equation, tuple(pairs[0::2])
 
 
 def _parse_equation(equation: str, shapes):

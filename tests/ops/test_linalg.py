@@ -92,6 +92,10 @@ EINSUM = [
     _einsum("bn,anm,bm->ba", (2, 3), (4, 3, 5), (2, 5), id="einsum[bilinear]"),
     _einsum("ij,jk->ik", (3, 4), (4, 2), listed=True, id="einsum[operands as a list]"),
     _einsum("i j , j k -> i k", (3, 4), (4, 2), id="einsum[spaces]"),
+    OpCase("einsum", lambda lib, a, b: lib.einsum(a, [0, 1], b, [1, 2], [0, 2]), ((3, 4), (4, 2)),
+           numpy=lambda np, a, b: a @ b, id="einsum[sublist form]"),
+    OpCase("einsum", lambda lib, a, b: lib.einsum(a, [..., 27, 1], b, [1]), ((2, 3, 4), (4,)),
+           numpy=lambda np, a, b: a @ b, id="einsum[sublist form, ellipsis, implicit output]"),
 ]
 
 ALL = PRODUCTS + EINSUM
@@ -365,7 +369,13 @@ def test_einsum_argument_errors():
     with pytest.raises(TypeError, match="einsum: operand 1 is a list, expected a Tensor"):
         gradlab.einsum("i,i", gradlab.ones(2), [1.0, 2.0])
     with pytest.raises(TypeError, match="first argument must be the equation string"):
+        gradlab.einsum(3, gradlab.ones(2))
+    with pytest.raises(TypeError, match=r"einsum: in the sublist form, each operand is followed "
+                                        r"by a list of subscripts, got str"):
         gradlab.einsum(gradlab.ones(2), "i")
+    with pytest.raises(ValueError, match=r"sublist subscripts must be ints in \[0, 52\) or "
+                                         r"Ellipsis, got 52 in \[0, 52\]"):
+        gradlab.einsum(gradlab.ones(2, 2), [0, 52])
     with pytest.raises(RuntimeError, match="einsum: needs at least one operand"):
         gradlab.einsum("i")
 
