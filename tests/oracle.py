@@ -16,16 +16,18 @@ A test module gets those checks as test functions from its table in one line::
 
     globals().update(standard_op_tests(CASES))
 
-``standard_op_tests(cases, prefix="")`` returns six tests, each parametrized
+``standard_op_tests(cases, prefix="")`` returns eight tests, each parametrized
 over the rows it applies to and over ``device``:
 
 * ``test_forward_matches_numpy``: the rows with a ``numpy`` reference,
 * ``test_gradcheck``: the rows with ``grad``,
 * ``test_gradgradcheck``: the rows with ``grad`` and ``gradgrad``,
+* ``test_jvp_matches_finite_differences``: the rows with ``grad`` and ``jvp``,
 * ``test_matches_torch`` and ``test_matches_torch_float32``: every row,
-* ``test_matches_torch_non_contiguous``: the rows with ``strided``.
+* ``test_matches_torch_non_contiguous``: the rows with ``strided``,
+* ``test_matches_torch_nonfinite_gradients``: the rows with ``grad`` and ``nonfinite``.
 
-The three PyTorch tests skip when PyTorch is not installed. A module with
+The four PyTorch tests skip when PyTorch is not installed. A module with
 several tables gives each a prefix: ``prefix="getitem_"`` names the tests
 ``test_getitem_gradcheck`` and so on. A row that must skip a check says so in
 its own fields (``strided=False``, ``gradgrad=False``), so the table stays the
@@ -34,6 +36,7 @@ one place that says what is checked.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +67,7 @@ class OpCase:
     ``gradgrad`` also check second derivatives
     ``variants`` extra shape sets (0-d, empty, broadcast ...) checked the same way
     ``strided``  also run with non-contiguous inputs
+    ``nonfinite`` also backpropagate NaN and inf output gradients (``check_nonfinite_gradients``)
     """
 
     name: str
@@ -80,6 +84,7 @@ class OpCase:
     rtol: float = 1e-4
     grad_inputs: tuple | None = None  # indices of inputs to differentiate (default: float ones)
     jvp: bool = True  # forward mode: check its tangent rule (False: a reason is in a comment)
+    nonfinite: bool = True  # NaN/inf output gradients vs PyTorch (False: a reason in a comment)
     id: str = field(default="")
 
     def __post_init__(self):
@@ -234,21 +239,9 @@ def check_against_torch(case: OpCase, device: str, strided: bool = False,
                 f"{case.name}: dtype {g.dtype} vs PyTorch {t.dtype}"
             np.testing.assert_allclose(host(g), host(t), rtol=rtol, atol=atol,
                                        err_msg=f"{case.name} values vs PyTorch, shapes {shapes}")
-        if not positions:
-            continue
-        diff = [(g, t) for g, t in zip(out_g, out_t) if t.requires_grad]
-        if not diff:
-            continue
-        cots = [rng.standard_normal(tuple(t.shape)) for _, t in diff]
-        grads_g = gradlab.autograd.grad(
-            [g for g, _ in diff], [ours[i] for i in positions],
-            [gradlab.tensor(c, dtype=g.dtype, device=device) for c, (g, _) in zip(cots, diff)],
-            allow_unused=True)
-        grads_t = torch.autograd.grad(
-            [t for _, t in diff], [theirs[i] for i in positions],
-            [torch.from_numpy(c).to(t.dtype) for c, (_, t) in zip(cots, diff)],
-            allow_unused=True)
-        for i, gg, gt in zip(positions, grads_g, grads_t):
+        grads = _both_gradients(case, device, ours, theirs, out_g, out_t, positions,
+                                lambda shape: rng.standard_normal(shape))
+        for i, gg, gt in grads:
             if gt is None:
                 assert gg is None or not np.any(host(gg)), f"{case.name}: grad {i} should be 0"
                 continue
@@ -256,6 +249,68 @@ def check_against_torch(case: OpCase, device: str, strided: bool = False,
             np.testing.assert_allclose(host(gg), host(gt), rtol=rtol, atol=atol,
                                        err_msg=f"{case.name} grad of input {i} vs PyTorch, "
                                                f"shapes {shapes}")
+
+
+def _both_gradients(case, device, ours, theirs, out_g, out_t, positions, cotangent):
+    """``(input index, gradlab's gradient, PyTorch's)`` for one output gradient per
+    differentiable output, ``cotangent(shape)``, the same array for both libraries."""
+    diff = [(g, t) for g, t in zip(out_g, out_t) if t.requires_grad]
+    if not positions or not diff:
+        return []
+    cots = [cotangent(tuple(t.shape)) for _, t in diff]
+    grads_g = gradlab.autograd.grad(
+        [g for g, _ in diff], [ours[i] for i in positions],
+        [gradlab.tensor(c, dtype=g.dtype, device=device) for c, (g, _) in zip(cots, diff)],
+        allow_unused=True)
+    grads_t = torch.autograd.grad(
+        [t for _, t in diff], [theirs[i] for i in positions],
+        [torch.from_numpy(c).to(t.dtype) for c, (_, t) in zip(cots, diff)],
+        allow_unused=True)
+    return list(zip(positions, grads_g, grads_t))
+
+
+NONFINITE = np.array([np.nan, np.inf, 1.0, -np.inf, 0.0, 2.0, np.nan, -1.0])
+"""The output gradients of ``check_nonfinite_gradients``: NaN and ±inf among numbers."""
+
+
+def check_nonfinite_gradients(case: OpCase, device: str) -> None:
+    """NaN and inf output gradients stay where PyTorch's do: wherever PyTorch's input
+    gradient is finite, gradlab's is finite and equal. (A mask applied as ``grad * 0``
+    turns a NaN into NaN where PyTorch's ``where`` gives 0.) Where PyTorch's is NaN or
+    inf, gradlab's may differ: an exact 0 from a ``where`` is accepted there."""
+    arrays = make_arrays(case, case.shapes, rng=np.random.default_rng(1))
+    positions = _grad_positions(case, arrays)
+    with warnings.catch_warnings():  # NaN arithmetic is the point here: NumPy need not say so
+        warnings.simplefilter("ignore", RuntimeWarning)
+        _check_nonfinite_gradients(case, device, arrays, positions)
+
+
+def _check_nonfinite_gradients(case, device, arrays, positions):
+    for fill in ("mixed", "inf"):
+        ours, theirs = to_gradlab(arrays, device, positions), to_torch(arrays, positions)
+        out_g = as_tuple(case.fn(gradlab, *ours))
+        out_t = as_tuple(case.fn(torch, *theirs))
+
+        def cotangent(shape, fill=fill):
+            if fill == "inf":
+                return np.full(shape, np.inf)
+            return np.resize(NONFINITE, int(np.prod(shape))).reshape(shape)
+
+        for i, gg, gt in _both_gradients(case, device, ours, theirs, out_g, out_t, positions,
+                                         cotangent):
+            if gt is None:
+                continue
+            assert gg is not None, f"{case.name}: no gradient for input {i}"
+            want, got = host(gt), host(gg)
+            finite = np.isfinite(want)
+            leaked = finite & ~np.isfinite(got)
+            assert not leaked.any(), (
+                f"{case.name}: with {fill} output gradients, input {i}'s gradient is "
+                f"{got[leaked][:3]} at {np.argwhere(leaked)[:3].tolist()} where PyTorch's is "
+                f"finite ({want[leaked][:3]}): a NaN/inf leaked through a zero derivative")
+            np.testing.assert_allclose(got[finite], want[finite], rtol=case.rtol, atol=case.atol,
+                                       err_msg=f"{case.name}: grad of input {i} with {fill} "
+                                               f"output gradients vs PyTorch")
 
 
 def check_hvp(grad_at: Callable, x0, v0, device: str) -> None:
@@ -368,6 +423,9 @@ def standard_op_tests(cases: list[OpCase], prefix: str = "") -> dict[str, Callab
     def matches_torch_non_contiguous(case, device):
         check_against_torch(case, device, strided=True)
 
+    def matches_torch_nonfinite_gradients(case, device):
+        check_nonfinite_gradients(case, device)
+
     selected = [
         (forward_matches_numpy, [c for c in cases if c.numpy is not None], False),
         (gradcheck, [c for c in cases if c.grad], False),
@@ -376,6 +434,8 @@ def standard_op_tests(cases: list[OpCase], prefix: str = "") -> dict[str, Callab
         (matches_torch, cases, True),
         (matches_torch_float32, cases, True),
         (matches_torch_non_contiguous, [c for c in cases if c.strided], True),
+        (matches_torch_nonfinite_gradients, [c for c in cases if c.grad and c.nonfinite],
+         True),
     ]
     tests = {}
     for check, rows, torch_only in selected:

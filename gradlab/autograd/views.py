@@ -64,7 +64,10 @@ class CopySlices(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        grad_base = grad * ctx.outside if ctx.needs_input_grad[0] else None
+        from ..ops.selection import Where  # (ops build on autograd: imported when used)
+
+        # where, not grad * outside: inside the view exactly 0, even for a NaN grad (PyTorch)
+        grad_base = Where.apply(ctx.outside, grad, 0.0) if ctx.needs_input_grad[0] else None
         grad_view = replay_view(grad, ctx.steps) if ctx.needs_input_grad[1] else None
         return grad_base, grad_view, None
 

@@ -151,7 +151,7 @@ class Threshold(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return where(x > ctx.threshold, grad, 0.0), None, None
+        return where(x <= ctx.threshold, 0.0, grad), None, None  # a NaN x passes (PyTorch)
 
 
 class Elu(Function):

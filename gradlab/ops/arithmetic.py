@@ -266,14 +266,17 @@ class Pow(Function):
         a, b, out = ctx.saved_tensors
         sa, sb = ctx.input_shapes
         grad_a = grad_b = None
-        if sa is not None:
-            grad_a = unbroadcast(grad * b * a ** (b - 1), sa)
+        if sa is not None:  # a^0 is 1 for every a: no gradient, not 0·a^-1 (inf at a = 0)
+            grad_a = unbroadcast(where(b == 0, 0.0, grad * b * a ** (b - 1)), sa)
         if sb is not None:
+            # Where a = 0 and b >= 0, a^b is flat in b: 0 (as PyTorch), not out·ln 0.
             if isinstance(a, Tensor):
-                safe_log = log(where(a == 0, 1.0, a))  # where a = 0, a^b (b > 0) is flat in b
+                flat = (a == 0) & (b >= 0)
+                term = grad * out * log(where(flat, 1.0, a))
             else:
-                safe_log = math.log(a) if a > 0 else 0.0
-            grad_b = unbroadcast(grad * out * safe_log, sb)
+                flat = b >= 0 if a == 0 else None
+                term = grad * out * (math.log(a) if a > 0 else -math.inf if a == 0 else math.nan)
+            grad_b = unbroadcast(term if flat is None else where(flat, 0.0, term), sb)
         return grad_a, grad_b
 
     @staticmethod

@@ -29,9 +29,10 @@ from ._class_targets import (
     _reduce_weighted,
 )
 from ._loss_reduction import apply_reduction, reduction_mode
-from ._util import tangent_sum, xp_for
+from ._util import keep_where, tangent_sum, xp_for
 from .creation import arange, as_tensor, zeros, zeros_like
 from .gather_scatter import Scatter
+from .selection import where
 from .softmax_family import log_softmax, softmax
 
 __all__: list[str] = []  # none of these is at torch.<name>
@@ -139,6 +140,9 @@ class CrossEntropyBackward(Function):
         if smoothing:
             dx -= (smoothing / a.shape[1]) * targets.kept(a.ndim) * targets.per_class(a.ndim) \
                 * scale
+        if targets.keep is not None:  # ignored rows: exactly 0, even for a NaN grad (PyTorch)
+            xp = xp_for(dx)
+            dx = keep_where(xp, dx, xp.broadcast_to(targets.kept(a.ndim), dx.shape))
         return dx.astype(a.dtype, copy=False)
 
     @staticmethod
@@ -302,6 +306,8 @@ class NllLoss(Function):
             src = -(grad / _mean_divisor(targets) if reduction == "mean" else grad)
         if targets.w_t is not None:
             src = src * as_tensor(targets.w_t.reshape(index.shape), device=grad.device)
+        if targets.keep is not None:  # ignored rows: exactly 0, even for a NaN grad (PyTorch)
+            src = where(as_tensor(targets.keep.reshape(index.shape), device=grad.device), src, 0.0)
         empty = zeros(ctx.input_shapes[0], dtype=grad.dtype, device=grad.device)
         return Scatter.apply(empty, 1, index, src.expand(index.shape)), None, None, None
 
@@ -356,7 +362,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
         z = z * z
     classes = input.shape[1]
     others = arange(classes, device=input.device) != index  # j ≠ y: the target adds nothing
-    loss = (z * others).sum(1) / classes
+    loss = where(others, z, 0.0).sum(1) / classes  # not z * others: NaN·0 would leak
     if w is not None:
         loss = loss * weight.to(input.dtype)[target]
     loss = loss if batched else loss.reshape(())

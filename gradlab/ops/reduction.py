@@ -26,6 +26,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import return_types
 from ..autograd.function import Function
+from ..autograd.grad_mode import state
 from ..tensor import Tensor
 from ._util import numpy_keywords, wrap_dim, wrap_dims, xp_for
 from .creation import ones_like
@@ -202,6 +203,11 @@ class Prod(Function):
         grad = expand_reduced(grad, shape, dims, ctx.keepdim)
         if not (a._data == 0).any():
             return grad * expand_reduced(out, shape, dims, ctx.keepdim) / a, None, None
+        if dims is None and not (state.enabled or state.dual is not None) and \
+                (a._data == 0).sum() >= 2:
+            # Every partial product holds a zero: exactly 0, even for a NaN grad, as PyTorch.
+            # (Recorded for double backward, the exact path below keeps the second order.)
+            return grad.new_zeros(shape), None, None
         zero = a == 0
         count = zero.sum(dims, keepdim=True)
         tracker = where(zero, a, 0.0).sum(dims, keepdim=True)  # 0, with d/d(each zero) = 1

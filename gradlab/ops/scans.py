@@ -107,8 +107,12 @@ class Cumprod(Function):
         zeros_so_far = Cumsum.apply(zero, dim, False)
         before = zeros_so_far == 0
         first = zero & (zeros_so_far == 1)
-        grad_before = Cumsum.apply(grad * out, dim, True) / where(before, a, 1.0)
-        grad_first = Cumsum.apply(grad * Cumprod.apply(where(first, 1.0, a), dim), dim, True)
+        # Past a zero, out (past a second zero, the product without the first) is 0: those
+        # terms are masked with where, not multiplied by 0, so a NaN grad there stays out.
+        grad_before = Cumsum.apply(where(before, grad, 0.0) * out, dim, True) / \
+            where(before, a, 1.0)
+        grad_first = Cumsum.apply(where(zeros_so_far <= 1, grad, 0.0) *
+                                  Cumprod.apply(where(first, 1.0, a), dim), dim, True)
         return where(before, grad_before, where(first, grad_first, 0.0)), None
 
     @staticmethod

@@ -102,13 +102,13 @@ class Maximum(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        return _split_grad(ctx, grad, a > b, a == b)
+        return _split_grad(ctx, grad, a < b, a > b, a == b)
 
     @staticmethod
     def jvp(ctx, ta, tb):
         """jvp: ẏ = ȧ where a > b, ḃ where a < b, (ȧ + ḃ)/2 at ties."""
         a, b = ctx.primals
-        return _split_tangent(ctx, ta, tb, a > b, a == b)
+        return _split_tangent(ctx, ta, tb, a < b, a == b)
 
 
 class Minimum(Function):
@@ -124,30 +124,27 @@ class Minimum(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        return _split_grad(ctx, grad, a < b, a == b)
+        return _split_grad(ctx, grad, a > b, a < b, a == b)
 
     @staticmethod
     def jvp(ctx, ta, tb):
         """jvp: ẏ = ȧ where a < b, ḃ where a > b, (ȧ + ḃ)/2 at ties."""
         a, b = ctx.primals
-        return _split_tangent(ctx, ta, tb, a < b, a == b)
+        return _split_tangent(ctx, ta, tb, a > b, a == b)
 
 
-def _share_of_a(a_wins, tie):
-    return where(a_wins, 1.0, where(tie, 0.5, 0.0))
-
-
-def _split_grad(ctx, grad, a_wins, tie):
+def _split_grad(ctx, grad, a_loses, b_loses, tie):
+    """PyTorch's rule: each input gets the gradient (half at a tie) unless it lost, and
+    then exactly 0, even for a NaN grad. Where a NaN made both comparisons false, both
+    inputs get it all."""
     sa, sb = ctx.input_shapes
-    share_a = _share_of_a(a_wins, tie)
-    # The loser gets exactly 0, even where grad is NaN or inf (as PyTorch): where, not * 0.
-    return (None if sa is None else unbroadcast(Where.apply(a_wins | tie, grad * share_a, 0.0), sa),
-            None if sb is None else unbroadcast(Where.apply(~a_wins, grad * (1 - share_a), 0.0),
-                                                sb))
+    shared = Where.apply(tie, grad * 0.5, grad)
+    return (None if sa is None else unbroadcast(Where.apply(a_loses, 0.0, shared), sa),
+            None if sb is None else unbroadcast(Where.apply(b_loses, 0.0, shared), sb))
 
 
-def _split_tangent(ctx, ta, tb, a_wins, tie):
-    share_a = _share_of_a(a_wins, tie)
+def _split_tangent(ctx, ta, tb, a_loses, tie):
+    share_a = where(a_loses, 0.0, where(tie, 0.5, 1.0))  # a NaN comparison: a's tangent
     return tangent_sum(ctx.results[0].shape, None if ta is None else ta * share_a,
                        None if tb is None else tb * (1 - share_a))
 

@@ -30,7 +30,7 @@ from .inplace import _unary_inplace, apply_inplace
 from .inplace import abs_ as absolute_  # noqa: F401 - x.absolute_() is abs_
 from .selection import where
 from .trigonometry import float_input, float_pair, float_target
-from .unary import _StepFunction, sigmoid, trunc
+from .unary import _StepFunction, sigmoid, sign_of, trunc
 from .unary import abs as absolute  # PyTorch's alias
 
 __all__ = ["logit", "xlogy", "logaddexp", "logaddexp2", "fmod", "frac", "nan_to_num",
@@ -290,7 +290,7 @@ class Sgn(_StepFunction):
 
     @staticmethod
     def forward(ctx, x):
-        return xp_for(x).sign(x)
+        return sign_of(x)
 
 
 def sgn(input) -> Tensor:

@@ -340,9 +340,18 @@ class _StepFunction(Function):
         return None
 
 
+def sign_of(a):
+    """NumPy's sign, but 0 for NaN as PyTorch's (sign never gives inf, so nan_to_num is exact)."""
+    xp = xp_for(a)
+    out = xp.sign(a)
+    if out.dtype.kind != "f":
+        return out
+    return xp.nan_to_num(out, copy=not isinstance(out, xp.ndarray), nan=0.0)  # (0-d: a scalar)
+
+
 def _step(name: str, xp_name: str):
     def forward(ctx, a):
-        return getattr(xp_for(a), xp_name)(a)
+        return sign_of(a) if xp_name == "sign" else getattr(xp_for(a), xp_name)(a)
 
     cls = type(name.capitalize(), (_StepFunction,), {
         "name": name, "forward": staticmethod(forward),

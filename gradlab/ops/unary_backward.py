@@ -73,7 +73,7 @@ class SigmoidBackward(Function):
 
 
 class ThresholdBackward(Function):
-    """grad where out > 0, else 0.   d/dgrad = (out > 0); the step in out is flat: no d/dout.
+    """grad unless out <= 0, else 0.   d/dgrad = (out > 0); the step in out is flat: no d/dout.
 
     "Else 0" even where grad is NaN or inf, as in PyTorch: a ReLU that was
     off passes no gradient at all (``grad * mask`` would make inf·0 = NaN).
@@ -86,7 +86,7 @@ class ThresholdBackward(Function):
 
     @staticmethod
     def forward(ctx, grad, out):
-        mask = out > 0
+        mask = ~(out <= 0)  # not out > 0: where out is NaN, PyTorch passes the gradient
         ctx.save_for_backward(mask)
         return keep_where(xp_for(grad), grad, mask)
 

@@ -341,6 +341,62 @@ def test_nan_and_inf_gradients_stop_where_the_derivative_is_zero_as_in_torch(nam
         np.testing.assert_array_equal(grads[0].numpy(), grads[1].numpy())
 
 
+# Special values the random inputs of the op tables never hit: each case returns the
+# gradients of its inputs, run with lib = gradlab and lib = torch, compared exactly.
+def _grads(lib, values, f, out_grad=None):
+    ts = [lib.tensor(v, dtype=lib.float64, requires_grad=True) for v in values]
+    out = f(lib, *ts)
+    grad = lib.ones_like(out) if out_grad is None else lib.tensor(out_grad, dtype=lib.float64)
+    out.backward(grad)
+    return [None if t.grad is None else t.grad.numpy() for t in ts]
+
+
+NAN = float("nan")
+SPECIAL_GRADIENTS = {
+    # a NaN input: the comparisons in relu/threshold/maximum are false, PyTorch passes
+    "relu_nan_input": ([[NAN, 1.0, -1.0]], lambda lib, x: x.relu(), None),
+    "threshold_nan_input": ([[NAN, 2.0, 0.5]], lambda lib, x: lib.nn.functional.threshold(
+        x, 1.0, 0.0), None),
+    "maximum_nan": ([[NAN, 1.0, 2.0], [1.0, NAN, 2.0]], lambda lib, a, b: lib.maximum(a, b), None),
+    "minimum_nan": ([[NAN, 1.0, 2.0], [1.0, NAN, 2.0]], lambda lib, a, b: lib.minimum(a, b), None),
+    "abs_nan": ([[NAN, -1.0, 0.0]], lambda lib, x: x.abs(), None),
+    # a^b with b = 0 is flat in a, even at a = 0 (not 0·a^-1 = 0·inf)
+    "pow_tensor_zero_exponent": ([[0.0, 2.0], [0.0, 0.0]], lambda lib, a, b: a ** b, None),
+    "pow_exponent_at_zero_base": ([[0.0, 0.0, 0.0], [2.0, 0.0, -1.0]],
+                                  lambda lib, a, b: a ** b, None),
+    # an in-place change through a view: the base's gradient inside the view is exactly 0
+    "inplace_zero_through_view": ([[1.0, 2.0, 3.0]], lambda lib, x: _zero_tail(x * 1),
+                                  [NAN, float("inf"), NAN]),
+    "multi_margin_inf_grad": ([[[0.0, 0.5, 0.0]]], lambda lib, x: lib.nn.functional.
+                              multi_margin_loss(x, lib.tensor([1]), reduction="none"),
+                              [float("inf")]),
+}
+
+
+def _zero_tail(y):
+    y[1:].zero_()
+    return y
+
+
+@needs_torch
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # 0**-1 and the like, on purpose
+@pytest.mark.parametrize("name", SPECIAL_GRADIENTS)
+def test_gradients_at_special_values_match_torch(name):
+    values, f, out_grad = SPECIAL_GRADIENTS[name]
+    ours, theirs = (_grads(lib, values, f, out_grad) for lib in (gradlab, torch))
+    for g, t in zip(ours, theirs):
+        assert (g is None) == (t is None)
+        if t is not None:
+            np.testing.assert_array_equal(g, t)
+
+
+def test_sign_of_nan_is_zero_as_in_pytorch():
+    x = gradlab.tensor([float("nan"), -2.0, -0.0, 0.0, 3.0])
+    assert gradlab.sign(x).tolist() == [0.0, -1.0, 0.0, 0.0, 1.0]
+    assert gradlab.sgn(x).tolist() == [0.0, -1.0, 0.0, 0.0, 1.0]
+    assert gradlab.sign(gradlab.tensor(float("nan"))).item() == 0.0  # 0-d too
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
 def test_where_with_a_zero_picks_values_exactly_as_numpy(dtype):
     """where(cond, x, 0) and where(cond, 0, x) take a bitwise path; -0.0 and a non-float
