@@ -121,15 +121,37 @@ def _apply_taps(xp, x, taps):
 
 
 def _apply_adjoint(xp, g, taps):
-    """Σ over taps of weight · g, added into the input pixel each tap read: Mᵀ g per axis."""
+    """Σ over taps of weight · g, added into the input pixel each tap read: Mᵀ g per axis.
+
+    As a product with the dense matrix M (one tensordot per axis, fast), unless g
+    holds a NaN or inf: M's zeros would spread it (0·inf is NaN) to pixels no tap
+    read, so such a g is scattered back tap by tap instead, as PyTorch does.
+    """
+    exact = not bool(xp.isfinite(g).all())
     for ax, (idx, w, in_size) in reversed(taps):
-        out_size = idx.shape[1]
-        matrix = xp.zeros((in_size, out_size), dtype=g.dtype)  # matrix[i, o]: weight of i in o
-        cols = xp.broadcast_to(xp.arange(out_size), idx.shape)
-        add_at(matrix, (xp.asarray(idx), cols),
-               xp.ones(idx.shape, g.dtype) if w is None else xp.asarray(w, dtype=g.dtype))
-        g = xp.moveaxis(xp.tensordot(matrix, g, axes=([1], [ax])), 0, ax)
+        g = (_scatter_taps if exact else _dense_adjoint)(xp, g, ax, idx, w, in_size)
     return xp.ascontiguousarray(g)
+
+
+def _dense_adjoint(xp, g, ax, idx, w, in_size):
+    out_size = idx.shape[1]
+    matrix = xp.zeros((in_size, out_size), dtype=g.dtype)  # matrix[i, o]: weight of i in o
+    cols = xp.broadcast_to(xp.arange(out_size), idx.shape)
+    add_at(matrix, (xp.asarray(idx), cols),
+           xp.ones(idx.shape, g.dtype) if w is None else xp.asarray(w, dtype=g.dtype))
+    return xp.moveaxis(xp.tensordot(matrix, g, axes=([1], [ax])), 0, ax)
+
+
+def _scatter_taps(xp, g, ax, idx, w, in_size):
+    shape = list(g.shape)
+    shape[ax] = in_size
+    out = xp.zeros(shape, dtype=g.dtype)
+    weight_shape = [1] * g.ndim
+    weight_shape[ax] = idx.shape[1]
+    for k in range(idx.shape[0]):
+        term = g if w is None else g * xp.asarray(w[k], dtype=g.dtype).reshape(weight_shape)
+        add_at(out, (slice(None),) * ax + (xp.asarray(idx[k]),), term)
+    return out
 
 
 class _Resample(Function):
