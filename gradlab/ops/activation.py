@@ -137,7 +137,10 @@ class LeakyRelu(Function):
 
 
 class Threshold(Function):
-    """x if x > t else v.   d/dx = 1 if x > t else 0 (0 at x = t, as in PyTorch)."""
+    """x if x > t else v.   d/dx = 1 if x > t else 0 (0 at x = t, as in PyTorch).
+
+    Written "v where x <= t, else x", so that a NaN stays NaN (PyTorch's choice).
+    """
 
     raw = True
     tangent_rule = "elementwise"
@@ -146,7 +149,7 @@ class Threshold(Function):
     def forward(ctx, x, threshold, value):
         ctx.save_for_backward(x)
         ctx.threshold = threshold
-        return xp_for(x).where(x > threshold, x, xp_for(x).asarray(value, dtype=x.dtype))
+        return xp_for(x).where(x <= threshold, xp_for(x).asarray(value, dtype=x.dtype), x)
 
     @staticmethod
     def backward(ctx, grad):

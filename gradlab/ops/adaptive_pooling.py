@@ -4,8 +4,8 @@ An adaptive pool is told the output size, not the kernel: it covers the
 input with ``output_size`` windows of (nearly) equal length, PyTorch's
 windows ``[⌊i·n/out⌋, ⌈(i+1)·n/out⌉)``. When the input size is a multiple
 of the output size those are plain pools (kernel = stride = the ratio);
-otherwise the average is separable, a product with an averaging matrix
-along each spatial dim.
+otherwise the average is separable: gather each window along one spatial
+dim, mean, then along the other.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import numpy as np
 from ..tensor import Tensor
 from .avg_pooling import avg_pool1d, avg_pool2d
 from .pooling import max_pool1d, max_pool2d
+from .selection import where
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_max_pool1d"]
 FUNCTIONAL = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
@@ -36,28 +37,41 @@ def _adaptive_sizes(op, input, output_size, spatial) -> tuple:
     return size, output_size
 
 
-def _averaging_matrix(n: int, out: int, like: Tensor) -> Tensor:
-    """A[i, start_i:end_i] = 1 / window length, with PyTorch's adaptive windows
-    start_i = ⌊i·n/out⌋, end_i = ⌈(i+1)·n/out⌉."""
-    a = np.zeros((out, n))
-    for i in range(out):
-        start, end = (i * n) // out, -(-((i + 1) * n) // out)
-        a[i, start:end] = 1.0 / (end - start)
+def _windows(n: int, out: int, like: Tensor):
+    """PyTorch's adaptive windows [⌊i·n/out⌋, ⌈(i+1)·n/out⌉) along a dim of size n, as
+    tensors on ``like``'s device: the (out, longest) positions (a short window repeats
+    its last one), a mask of the real ones, and each window's length."""
     from .creation import tensor
 
-    return tensor(a, dtype=like.dtype, device=like.device)
+    starts = np.arange(out) * n // out
+    lengths = -(-(np.arange(1, out + 1) * n) // out) - starts
+    offsets = np.arange(lengths.max())
+    positions = np.minimum(starts[:, None] + offsets, (starts + lengths - 1)[:, None])
+    return (tensor(positions, device=like.device), tensor(offsets < lengths[:, None],
+                                                         device=like.device),
+            tensor(lengths, dtype=like.dtype, device=like.device))
+
+
+def _mean_over_windows(x: Tensor, n: int, out: int, last: bool) -> Tensor:
+    """The mean of each adaptive window along the last dim (or the one before it): the
+    windows gathered, the padding masked out with where (not weighted by 0, which would
+    turn a NaN or inf next to a window into NaN), summed and divided by their lengths."""
+    positions, real, lengths = _windows(n, out, x)
+    if last:
+        return where(real, x[..., positions], 0.0).sum(-1) / lengths
+    return where(real.unsqueeze(-1), x[..., positions, :], 0.0).sum(-2) / lengths.unsqueeze(-1)
 
 
 def _adaptive_avg(op, input, output_size, spatial) -> Tensor:
-    """Mean over adaptive windows: separable, so ``A_h · x · A_wᵀ`` (plain matmuls)."""
+    """Mean over adaptive windows, one spatial dim after the other (it is separable)."""
     size, out = _adaptive_sizes(op, input, output_size, spatial)
     if all(n % o == 0 for n, o in zip(size, out)):  # equal windows: a plain average pool
         kernel = tuple(n // o for n, o in zip(size, out))
         pool = avg_pool2d if spatial == 2 else avg_pool1d
         return pool(input, kernel)
-    result = input @ _averaging_matrix(size[-1], out[-1], input).mT
+    result = _mean_over_windows(input, size[-1], out[-1], last=True)
     if spatial == 2:
-        result = _averaging_matrix(size[0], out[0], input) @ result
+        result = _mean_over_windows(result, size[0], out[0], last=False)
     return result
 
 

@@ -76,9 +76,7 @@ class CrossEntropy(Function):
         sum_e = e.sum(axis=1, keepdims=True)
         log_sum_e = xp.log(sum_e)[:, 0]
         # -log p[y] = log Σ exp - shifted[y]: only the picked entries of log-softmax are needed
-        loss = log_sum_e - shifted[targets.key]
-        if targets.w_t is not None:
-            loss *= targets.w_t
+        loss = _ignoring(xp, targets, log_sum_e - shifted[targets.key])
         if smoothing:
             w = targets.weight
             w_sum = a.shape[1] if w is None else w.sum()
@@ -86,7 +84,7 @@ class CrossEntropy(Function):
                 xp.tensordot(w, shifted, axes=([0], [1]))
             smooth = w_sum * log_sum_e - by_class  # -Σ_c w_c log p_c
             if targets.keep is not None:
-                smooth *= targets.keep
+                smooth = keep_where(xp, smooth, targets.keep)
             loss = (1 - smoothing) * loss + (smoothing / a.shape[1]) * smooth
         ctx.save_for_backward(a, e, sum_e)  # softmax = e / sum_e, finished in backward
         ctx.targets, ctx.reduction, ctx.smoothing = targets, reduction, smoothing
@@ -278,6 +276,14 @@ def _cross_entropy_probabilities(input, target, weight, ignore_index, reduction,
 
 # --- nll_loss: the pick alone, for scores that already are log-probabilities -------------------
 
+def _ignoring(xp, targets, loss):
+    """Each target's loss times its class weight, and exactly +0 where the target is
+    ignored, even if its scores are NaN or inf (a product with 0 would keep those)."""
+    if targets.w_t is not None:
+        loss = loss * targets.w_t
+    return loss if targets.keep is None else keep_where(xp, loss, targets.keep)
+
+
 class NllLoss(Function):
     """loss_i = -w[y_i] · x_i[y_i].   d/dx_ic = -w[y_i] where c = y_i, else 0.
 
@@ -291,10 +297,8 @@ class NllLoss(Function):
     @staticmethod
     def forward(ctx, a, target, targets, reduction):  # target: shown only (see CrossEntropy)
         ctx.targets, ctx.reduction = targets, reduction
-        loss = -a[targets.key]
-        if targets.w_t is not None:
-            loss *= targets.w_t
-        return _reduce_weighted(loss, targets, reduction)
+        return _reduce_weighted(_ignoring(xp_for(a), targets, -a[targets.key]), targets,
+                                reduction)
 
     @staticmethod
     def backward(ctx, grad):

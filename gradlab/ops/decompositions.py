@@ -195,7 +195,10 @@ class Svd(Function):
 
     @staticmethod
     def forward(ctx, a, full_matrices, op):
-        u, s, vh = call_lapack(op, "no_convergence", xp_for(a).linalg.svd, a,
+        xp = xp_for(a)
+        if not bool(xp.isfinite(a).all()):  # LAPACK's SVD loops forever on inf
+            raise lapack_failure(op, a.shape, "not_finite")
+        u, s, vh = call_lapack(op, "no_convergence", xp.linalg.svd, a,
                                full_matrices=full_matrices)
         ctx.set_materialize_grads(False)
         ctx.save_for_backward(u, s, vh)

@@ -254,7 +254,7 @@ def mvlgamma(input, p: int) -> Tensor:
         raise RuntimeError(f"mvlgamma: p must be an int >= 1, got p = {p!r}")
     x = float_input(input)
     bound = (p - 1) / 2
-    if x.numel() and not bool((x > bound).all()):
+    if x.numel() and bool((x <= bound).any()):  # (a NaN gives NaN, as PyTorch)
         raise RuntimeError(f"mvlgamma: all elements of input must be greater than (p - 1)/2 = "
                            f"{bound} for p = {p} (the smallest is {float(x.min())}); "
                            f"use a smaller p or shift the input")

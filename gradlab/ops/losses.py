@@ -145,7 +145,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     reduction = reduction_mode("binary_cross_entropy", reduction, size_average, reduce)
     _same_shape("binary_cross_entropy", input, target)
     x = input._data
-    if x.size and (float(x.min()) < 0 or float(x.max()) > 1):
+    if x.size and not bool(((x >= 0) & (x <= 1)).all()):  # (NaN fails this too, as PyTorch)
         raise ValueError(
             "binary_cross_entropy: all elements of input should be between 0 and 1, got values "
             f"in [{float(x.min()):.4g}, {float(x.max()):.4g}] (shape {_shape(input)}). If these "

@@ -187,6 +187,8 @@ class Mode(PickFunction):
             position = xp.arange(n, dtype=np.int64)
             starts = xp.ones(runs.shape, dtype=bool)  # where a run of equal values begins
             starts[..., 1:] = runs[..., 1:] != runs[..., :-1]
+            if runs.dtype.kind == "f":  # NaNs count as equal (sorted last): one run, as PyTorch
+                starts[..., 1:] &= ~(xp.isnan(runs[..., 1:]) & xp.isnan(runs[..., :-1]))
             ends = xp.ones(runs.shape, dtype=bool)
             ends[..., :-1] = starts[..., 1:]
             run_start = inclusive_scan(xp.maximum, xp.where(starts, position, 0), runs.ndim - 1)

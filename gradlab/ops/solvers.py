@@ -61,6 +61,9 @@ _FAILURES = {
                "is only semi-definite: add eps * eye(n))"),
     "no_convergence": ("did not converge (often NaN or inf entries)",
                        "check the input for NaN/inf with gradlab.isfinite(A).all()"),
+    "not_finite": ("holds NaN or inf entries, on which the algorithm can't converge",
+                   "check the input with gradlab.isfinite(A).all(); if a gradient made them, "
+                   "gradlab.autograd.detect_anomaly() names the op"),
 }
 
 

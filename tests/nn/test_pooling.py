@@ -104,16 +104,14 @@ POOL = [
            ((2, 2, 8),),
            numpy=lambda np, x: np_pool(np, x, 3, 2, 1, ceil_mode=True, kind="avg",
                                        count_include_pad=False)),
-    # nonfinite=False: uneven windows average through dense matrices (A_h x A_wᵀ), so a
-    # NaN/inf output gradient reaches, as 0·inf, pixels outside its window (known, README).
     OpCase("adaptive_avg_pool2d", lambda lib, x: F(lib).adaptive_avg_pool2d(x, (4, 3)),
-           ((2, 2, 9, 7),), nonfinite=False),
+           ((2, 2, 9, 7),)),
     OpCase("adaptive_avg_pool2d_global", lambda lib, x: F(lib).adaptive_avg_pool2d(x, 1),
            ((2, 3, 5, 4),), numpy=lambda np, x: x.mean((2, 3), keepdims=True)),
     OpCase("adaptive_avg_pool2d_none", lambda lib, x: F(lib).adaptive_avg_pool2d(x, (None, 2)),
            ((1, 2, 3, 4),)),
     OpCase("adaptive_avg_pool1d", lambda lib, x: F(lib).adaptive_avg_pool1d(x, 4),
-           ((2, 3, 7),), nonfinite=False),  # (as adaptive_avg_pool2d above)
+           ((2, 3, 7),)),
     OpCase("adaptive_max_pool2d", lambda lib, x: F(lib).adaptive_max_pool2d(x, (2, 3)),
            ((2, 2, 6, 6),), numpy=lambda np, x: np_pool(np, x, (3, 2))),
     OpCase("adaptive_max_pool1d", lambda lib, x: F(lib).adaptive_max_pool1d(x, 2),
