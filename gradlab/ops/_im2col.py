@@ -97,8 +97,8 @@ def product(xp, a, b):
     """
     length = b.shape[-1]
     whole = length // _COLUMNS * _COLUMNS
-    if whole == 0:
-        return xp.matmul(a, b)
+    if whole == 0:  # (.astype: NumPy multiplies bfloat16 in float32 and returns that)
+        return xp.matmul(a, b).astype(a.dtype, copy=False)
     out = xp.empty(a.shape[:-1] + (length,), dtype=a.dtype)
     xp.matmul(a[..., None, :, :], _in_blocks(b, _COLUMNS), out=_in_blocks(out, _COLUMNS))
     if whole < length:
@@ -115,12 +115,12 @@ def product_t(xp, a, b):
     length = b.shape[-1]
     whole = length // _SUM_COLUMNS * _SUM_COLUMNS
     if whole == 0:
-        return xp.matmul(a, b.swapaxes(-1, -2))
+        return xp.matmul(a, b.swapaxes(-1, -2)).astype(a.dtype, copy=False)
     out = xp.matmul(_in_blocks(a, _SUM_COLUMNS),
                     _in_blocks(b, _SUM_COLUMNS).swapaxes(-1, -2)).sum(-3)
     if whole < length:
         out += xp.matmul(a[..., whole:], b[..., whole:].swapaxes(-1, -2))
-    return out
+    return out.astype(a.dtype, copy=False)
 
 
 def _padded_batch_last(xp, x, geo: ConvGeometry):

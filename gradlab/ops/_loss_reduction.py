@@ -21,6 +21,7 @@ import warnings
 import numpy as np
 
 from ..tensor import Tensor
+from ._util import widened, xp_for
 from .reduction import quietly
 
 __all__ = ["reduction_mode", "apply_reduction"]
@@ -60,12 +61,14 @@ def apply_reduction(loss: Tensor, reduction: str) -> Tensor:
 
 
 def _reduce(loss, reduction: str):
-    """A loss node's own reduction, on raw arrays: PyTorch folds it into the node too."""
-    if reduction == "mean":
-        return quietly(loss.mean)  # the mean of nothing is nan, as in PyTorch
-    if reduction == "sum":
-        return loss.sum()
-    return loss
+    """A loss node's own reduction, on raw arrays: PyTorch folds it into the node too.
+    (Half floats add up in float32, see ``widened``.)"""
+    if reduction == "none":
+        return loss
+    wide = widened(loss)
+    # the mean of nothing is nan, as in PyTorch
+    total = quietly(wide.mean) if reduction == "mean" else wide.sum()
+    return total if wide is loss else xp_for(loss).asarray(total).astype(loss.dtype)
 
 
 def _each(grad, reduction: str, shape) -> Tensor:

@@ -191,6 +191,19 @@ def check_float(op: str, t: Tensor) -> None:
         )
 
 
+def widened(a):
+    """A float16 or bfloat16 array as float32 (other arrays as they are), to add up in.
+
+    NumPy sums half floats in their own precision (only a contiguous float16 axis gets
+    float32 partial sums, bfloat16 never): 3,000 bfloat16 ones would sum to 256, since
+    256 + 1 rounds back to 256. PyTorch accumulates them in float32, and so do the
+    reductions here, which round their result back to the input's dtype.
+    """
+    if a.dtype.itemsize == 2 and a.dtype.kind in "fV":
+        return a.astype(xp_for(a).float32)
+    return a
+
+
 def as_bits(a):
     """The same memory seen as integers of the same width (float32 as int32, ...)."""
     return a.view(f"i{a.dtype.itemsize}")

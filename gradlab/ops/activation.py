@@ -128,7 +128,8 @@ class LeakyRelu(Function):
     def forward(ctx, x, negative_slope):
         ctx.save_for_backward(x)
         ctx.negative_slope = negative_slope
-        return xp_for(x).where(x > 0, x, x * negative_slope)
+        # (.astype: NumPy makes bfloat16 times a Python float a float32)
+        return xp_for(x).where(x > 0, x, x * negative_slope).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -172,7 +173,7 @@ class Elu(Function):
         ctx.save_for_backward(x)
         ctx.params = (alpha, scale, input_scale)
         negative = alpha * xp.expm1(xp.minimum(x, 0) * input_scale)  # min: no overflow
-        return scale * xp.where(x > 0, x, negative)
+        return (scale * xp.where(x > 0, x, negative)).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -224,8 +225,10 @@ class Gelu(Function):
         ctx.save_for_backward(x)
         ctx.approximate = approximate
         if approximate == "tanh":
-            return 0.5 * x * (1 + xp.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
-        return 0.5 * x * (1 + _erf_array(x * _SQRT1_2))
+            out = 0.5 * x * (1 + xp.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
+        else:
+            out = 0.5 * x * (1 + _erf_array(x * _SQRT1_2))
+        return out.astype(x.dtype, copy=False)  # (bfloat16 · a Python float is float32)
 
     @staticmethod
     def backward(ctx, grad):
@@ -268,7 +271,8 @@ class Softplus(Function):
         ctx.save_for_backward(x)
         ctx.params = (beta, threshold)
         bx = x * beta
-        return xp_for(x).where(bx > threshold, x, _softplus_array(bx) / beta)
+        out = xp_for(x).where(bx > threshold, x, _softplus_array(bx) / beta)
+        return out.astype(x.dtype, copy=False)  # (bfloat16 · a Python float is float32)
 
     @staticmethod
     def backward(ctx, grad):

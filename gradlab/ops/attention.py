@@ -110,7 +110,7 @@ class ScaledDotProductAttention(Function):
             p = e / xp.where(total == 0, 1, total)
         p = p.astype(q.dtype, copy=False)
         applied = p if keep is None else p * _grouped(keep, groups, "q") * keep_scale
-        out = applied @ vg
+        out = (applied @ vg).astype(q.dtype, copy=False)  # (bfloat16 products come as f32)
         if groups > 1:  # back from (…, Hk, G, ·, ·) to (…, Hq, ·, ·)
             out = out.reshape(out.shape[:-4] + (-1,) + out.shape[-2:])
             p = p.reshape(p.shape[:-4] + (-1,) + p.shape[-2:])

@@ -15,7 +15,7 @@ from __future__ import annotations
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import numpy_keywords, xp_for
+from ._util import numpy_keywords, widened, xp_for
 from .reduction import dim_axis
 
 __all__ = ["cumsum"]
@@ -34,9 +34,12 @@ class Cumsum(Function):
         ctx.dim, ctx.reverse = dim, reverse
         if dim is None:  # a 0-d tensor
             return a.copy()
+        wide = widened(a)  # half floats add up in float32, as PyTorch's
         if reverse:
-            return xp.ascontiguousarray(xp.flip(xp.cumsum(xp.flip(a, dim), axis=dim), dim))
-        return xp.cumsum(a, axis=dim)
+            out = xp.ascontiguousarray(xp.flip(xp.cumsum(xp.flip(wide, dim), axis=dim), dim))
+        else:
+            out = xp.cumsum(wide, axis=dim)
+        return out if wide is a else out.astype(a.dtype)  # (integers: int64, as PyTorch)
 
     @staticmethod
     def backward(ctx, grad):

@@ -146,7 +146,7 @@ class Addmm(Function):
     def forward(ctx, input, m1, m2, beta, alpha):
         ctx.save_for_backward(m1, m2)
         ctx.scales = (beta, alpha)
-        product = m1 @ m2
+        product = matrix_product(m1, m2)
         if alpha != 1:
             product *= alpha
         if beta == 0:

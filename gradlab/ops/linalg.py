@@ -85,8 +85,14 @@ def matrix_product(a, b):
         m, k = a.shape
         n = b.shape[1]
         if m * (k + n) < k * n:
-            return np.ascontiguousarray((b.T @ a.T).T)
-    return a @ b
+            return np.ascontiguousarray((b.T @ a.T).T).astype(_product_dtype(a, b), copy=False)
+    # (.astype: NumPy multiplies bfloat16 matrices in float32 and returns that; PyTorch
+    # accumulates in float32 too, then rounds to bfloat16)
+    return (a @ b).astype(_product_dtype(a, b), copy=False)
+
+
+def _product_dtype(a, b):
+    return a.dtype if a.dtype == b.dtype else np.result_type(a.dtype, b.dtype)
 
 
 _PRODUCT_NODE_NAMES = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}
@@ -202,9 +208,15 @@ class Einsum(Function):
         ctx.save_for_backward(*(o if any(n for i, n in enumerate(needs) if i != j) else None
                                 for j, o in enumerate(operands)))
         xp = xp_for(operands[0])
+        dtype = operands[0].dtype
+        work = _einsum_dtype(equation, dtype)
+        if work != dtype:
+            operands = tuple(o.astype(work) for o in operands)
         # The path planner costs ~20 µs: worth it for 3+ operands or big ones (BLAS).
         big = len(operands) > 2 or (len(operands) == 2 and max(o.size for o in operands) > 4096)
         out = xp.asarray(xp.einsum(equation, *operands, optimize=big))
+        if work != dtype and dtype.kind in "fV":
+            out = out.astype(dtype)  # a half float: computed in float32, rounded back
         if out.base is not None and any(out.base is o or out.base is o.base for o in operands):
             out = out.copy()  # 'ii->i' is a view of its input in NumPy; outputs own their memory
         return out
@@ -313,6 +325,19 @@ def einsum(equation: str, *operands) -> Tensor:
         dtype = _dt.promote_types(dtype, t.dtype)
     operands = [t if t.dtype is dtype else t.to(dtype) for t in operands]
     return Einsum.apply(",".join(inputs) + "->" + output, *operands)
+
+
+def _einsum_dtype(equation: str, dtype):
+    """What einsum computes in: float32 for half floats (NumPy's einsum has no bfloat16
+    loop and adds float16 in float16); int64 for integers and bools when a letter is
+    summed away (PyTorch's sum of integers; bools would just "or"); else the dtype."""
+    if dtype.itemsize == 2 and dtype.kind in "fV":
+        return np.dtype(np.float32)
+    if dtype.kind in "biu" and dtype != np.int64:
+        inputs, output = equation.split("->")
+        if set(inputs.replace(",", "")) - set(output):
+            return np.dtype(np.int64)
+    return dtype
 
 
 _SUBSCRIPT_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

@@ -28,7 +28,7 @@ from .. import return_types
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
-from ._util import numpy_keywords, wrap_dim, wrap_dims, xp_for
+from ._util import numpy_keywords, widened, wrap_dim, wrap_dims, xp_for
 from .creation import ones_like
 from .selection import maximum, minimum, where
 from .shape import Expand
@@ -128,8 +128,9 @@ class Sum(Function):
         if dtype is None and a.dtype.kind in "biu":
             dtype = "int64"  # PyTorch sums integers and bools as int64
         # asarray: a full sum is a NumPy scalar; as a 0-d array it takes the dispatcher's
-        # short path for fresh arrays.
-        return xp_for(a).asarray(a.sum(axis=dims, keepdims=keepdim, dtype=dtype))
+        # short path for fresh arrays. Half floats add up in float32 (see ``widened``).
+        out = xp_for(a).asarray(widened(a).sum(axis=dims, keepdims=keepdim, dtype=dtype))
+        return out.astype(a.dtype, copy=False) if dtype is None else out
 
     @staticmethod
     def backward(ctx, grad):
@@ -158,7 +159,7 @@ class Mean(Function):
         ctx.count = reduced_count(a.shape, dims)
         if a.size == 0:  # the mean of nothing is nan
             return quietly(lambda: a.mean(axis=dims, keepdims=keepdim)).astype(a.dtype)
-        return a.mean(axis=dims, keepdims=keepdim).astype(a.dtype, copy=False)
+        return widened(a).mean(axis=dims, keepdims=keepdim).astype(a.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):

@@ -157,8 +157,8 @@ class SmoothL1Loss(_PiecewiseLoss):
         ctx.save_for_backward(x, y)
         diff = x - y
         size = xp_for(diff).abs(diff)
-        return _reduce(xp_for(diff).where(size < beta, 0.5 * diff * diff / beta,
-                                          size - 0.5 * beta), reduction)
+        loss = xp_for(diff).where(size < beta, 0.5 * diff * diff / beta, size - 0.5 * beta)
+        return _reduce(loss.astype(diff.dtype, copy=False), reduction)  # (bfloat16 · 0.5: f32)
 
     @staticmethod
     def slope(diff, beta):
@@ -193,8 +193,8 @@ class HuberLoss(_PiecewiseLoss):
         ctx.save_for_backward(x, y)
         diff = x - y
         size = xp_for(diff).abs(diff)
-        return _reduce(xp_for(diff).where(size < delta, 0.5 * diff * diff,
-                                          delta * (size - 0.5 * delta)), reduction)
+        loss = xp_for(diff).where(size < delta, 0.5 * diff * diff, delta * (size - 0.5 * delta))
+        return _reduce(loss.astype(diff.dtype, copy=False), reduction)  # (bfloat16 · 0.5: f32)
 
     @staticmethod
     def slope(diff, delta):

@@ -21,7 +21,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import check_float, numpy_keywords, xp_for
+from ._util import check_float, numpy_keywords, widened, xp_for
 from .reduction import dim_axis, expand_reduced, reduce_dims, reduced_shape, sum_reduced
 
 __all__ = ["softmax", "log_softmax", "logsumexp"]
@@ -50,10 +50,12 @@ class Logsumexp(Function):
         if a.size == 0:  # log of an empty sum = log 0
             out = xp.full(shape, -math.inf, dtype=a.dtype)
         else:
-            m = a.max(axis=dims, keepdims=True)
+            wide = widened(a)  # half floats: summed in float32
+            m = wide.max(axis=dims, keepdims=True)
             m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))  # all -inf: shift by 0 instead
             with np.errstate(divide="ignore"):  # log 0 = -inf is the right answer here
-                out = (xp.log(xp.exp(a - m).sum(axis=dims, keepdims=True)) + m).reshape(shape)
+                out = (xp.log(xp.exp(wide - m).sum(axis=dims, keepdims=True)) + m).reshape(
+                    shape).astype(a.dtype, copy=False)
         ctx.save_for_backward(a, out)
         return out
 
@@ -89,8 +91,9 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = dim
-        e = xp_for(a).exp(a - a.max(axis=dim, keepdims=True)) if a.size else a.copy()
-        out = e / e.sum(axis=dim, keepdims=True)
+        wide = widened(a)  # half floats: summed in float32 (PyTorch's accumulator)
+        e = xp_for(a).exp(wide - wide.max(axis=dim, keepdims=True)) if a.size else wide.copy()
+        out = (e / e.sum(axis=dim, keepdims=True)).astype(a.dtype, copy=False)
         ctx.save_for_backward(out)
         return out
 
@@ -119,8 +122,10 @@ class LogSoftmax(Function):
         if a.size == 0:
             out = a.copy()
         else:
-            shifted = a - a.max(axis=dim, keepdims=True)
-            out = shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+            wide = widened(a)  # half floats: summed in float32
+            shifted = wide - wide.max(axis=dim, keepdims=True)
+            out = (shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))).astype(
+                a.dtype, copy=False)
         ctx.save_for_backward(out)
         return out
 

@@ -18,7 +18,7 @@ import warnings
 
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import check_float, numpy_keywords, xp_for
+from ._util import check_float, numpy_keywords, widened, xp_for
 from .reduction import (
     expand_reduced,
     mean,
@@ -49,7 +49,8 @@ class Var(Function):
         ctx.dims, ctx.keepdim = dims, keepdim
         n = reduced_count(a.shape, dims)
         ctx.dof = dof = n - correction
-        centered = a - a.sum(axis=dims, keepdims=True) / builtins.max(n, 1)
+        wide = widened(a)  # half floats: squared and summed in float32
+        centered = wide - wide.sum(axis=dims, keepdims=True) / builtins.max(n, 1)
         squares = (centered * centered).sum(axis=dims, keepdims=keepdim)
         out = squares / dof if dof > 0 else quietly(lambda: squares / 0.0)  # inf or nan
         ctx.save_for_backward(a)
@@ -171,13 +172,14 @@ class Norm(Function):
     @staticmethod
     def forward(ctx, a, p, dims, keepdim):
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
-        size = xp_for(a).abs(a)
+        wide = widened(a)  # half floats: 300² overflows float16, and sums lose digits
+        size = xp_for(a).abs(wide)
         if math.isinf(p):
             out = (size.max if p > 0 else size.min)(axis=dims, keepdims=keepdim)
         elif p == 0:
             out = (a != 0).sum(axis=dims, keepdims=keepdim)
         elif p == 2:
-            out = xp_for(a).sqrt((a * a).sum(axis=dims, keepdims=keepdim))
+            out = xp_for(a).sqrt((wide * wide).sum(axis=dims, keepdims=keepdim))
         else:
             out = (size ** p).sum(axis=dims, keepdims=keepdim) ** (1 / p)
         out = out.astype(a.dtype, copy=False)
