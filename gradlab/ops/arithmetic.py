@@ -152,8 +152,19 @@ class Neg(Function):
 def add(input, other, *, alpha=1) -> Tensor:
     """``input + alpha * other``, broadcasting."""
     if alpha != 1:
-        other = mul(other, alpha)
+        input, other = _scaled("add", input, other, alpha)
     return binary_op(Add, input, other)
+
+
+def _scaled(op: str, a, b, alpha):
+    """``a`` and ``alpha * b``, promoted together first (so a float64 ``a`` makes the
+    product float64 too, as PyTorch); a float alpha for integer tensors is refused."""
+    a, b = promote(a, b)
+    dtype = _dtype_of(a, b)
+    if isinstance(alpha, float) and not dtype.is_floating_point:
+        raise RuntimeError(f"{op}: for integer tensors ({dtype}), alpha must be an integer, got "
+                           f"{alpha} (as PyTorch). Fix: convert to float first, e.g. x.float()")
+    return a, mul(b, alpha)
 
 
 def sub(input, other, *, alpha=1) -> Tensor:
@@ -177,7 +188,7 @@ def _subtract(op, minuend, subtrahend, alpha) -> Tensor:
             "Fix: to invert a mask use ~mask or logical_not(); for numbers convert with .int()"
         )
     if alpha != 1:
-        subtrahend = mul(subtrahend, alpha)
+        minuend, subtrahend = _scaled(op.name, minuend, subtrahend, alpha)
     return binary_op(op, minuend, subtrahend)
 
 
@@ -198,7 +209,22 @@ def div(input, other, *, rounding_mode: str | None = None) -> Tensor:
     return Div.apply(a, b)
 
 
+def check_integer_divisor(op: str, a, b) -> None:
+    """Integer division by 0 has no value (a float one gives inf or NaN): refuse it, as
+    PyTorch does, instead of NumPy's silent 0. (On a GPU this check waits for the data.)"""
+    dtype_a, dtype_b = getattr(a, "dtype", None), getattr(b, "dtype", None)
+    if (dtype_a is not None and dtype_a.is_floating_point) or \
+            (dtype_b is not None and dtype_b.is_floating_point) or isinstance(b, float):
+        return
+    if bool((b == 0).any()) if isinstance(b, Tensor) else b == 0:
+        where = f"the divisor of shape {tuple(b.shape)} holds a 0" if isinstance(b, Tensor) \
+            else "the divisor is 0"
+        raise RuntimeError(f"{op}: integer division by zero ({where}). Fix: convert to float "
+                           "(x.float()) to get inf or NaN there, or mask the zeros first")
+
+
 def _rounded_div(a, b, mode):
+    check_integer_divisor("div", a, b)
     if mode == "trunc":
         return trunc(Div.apply(*_as_float(a, b))).to(_dtype_of(a, b))
     if mode == "floor":
@@ -331,7 +357,9 @@ def _integer_op(name: str, xp_name: str):
                                                      "forward": staticmethod(forward)})
 
     def op(input, other) -> Tensor:
-        return binary_op(cls, input, other)
+        a, b = promote(input, other)
+        check_integer_divisor(name, a, b)
+        return binary_op(cls, a, b)
 
     op.__name__ = name
     return cls, op
@@ -372,7 +400,9 @@ class Remainder(Function):
 
 
 def remainder(input, other) -> Tensor:
-    return binary_op(Remainder, input, other)
+    a, b = promote(input, other)
+    check_integer_divisor("remainder", a, b)
+    return binary_op(Remainder, a, b)
 
 
 # --- broadcasting: the shape rule every op above follows ------------------------------------

@@ -24,7 +24,7 @@ from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import check_float, promote, tangent_sum, unbroadcast, xp_for
-from .arithmetic import Remainder, pow
+from .arithmetic import Remainder, check_integer_divisor, pow
 from .comparison import isfinite
 from .inplace import _unary_inplace, apply_inplace
 from .inplace import abs_ as absolute_  # noqa: F401 - x.absolute_() is abs_
@@ -196,19 +196,8 @@ def fmod(input, other) -> Tensor:
         raise TypeError(f"fmod: input must be a Tensor, got {type(input).__name__}. "
                         "Fix: for numbers use math.fmod")
     a, b = promote(input, other)
-    _check_integer_divisor(a, b)
+    check_integer_divisor("fmod", a, b)
     return Fmod.apply(a, b)
-
-
-def _check_integer_divisor(a: Tensor, b) -> None:
-    """Integer fmod by 0 has no value (float gives NaN): refuse it, as PyTorch does."""
-    if a.dtype.is_floating_point or (isinstance(b, Tensor) and b.dtype.is_floating_point):
-        return
-    if bool((b == 0).any()) if isinstance(b, Tensor) else b == 0:
-        raise RuntimeError(f"fmod: integer division by zero (the divisor "
-                           f"{'of shape ' + str(tuple(b.shape)) if isinstance(b, Tensor) else b}"
-                           " holds a 0). Fix: convert to float (x.float()) to get NaN there, "
-                           "or mask the zeros first")
 
 
 # --- one-input ops -----------------------------------------------------------------------------
@@ -373,7 +362,7 @@ def xlogy_(input, other) -> Tensor:
 
 
 def fmod_(input, other) -> Tensor:
-    _check_integer_divisor(input, other)
+    check_integer_divisor("fmod_", input, other)
     return apply_inplace(Fmod, input, other)
 
 

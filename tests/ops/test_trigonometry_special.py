@@ -320,7 +320,7 @@ ints = gradlab.tensor([1, 2, 3])
     (lambda: gradlab.fmod(ints, gradlab.tensor([1, 0, 2])), RuntimeError,
      r"fmod: integer division by zero.*shape \(3,\).*x.float\(\)"),
     (lambda: gradlab.fmod(ints, 0), RuntimeError, r"fmod: integer division by zero"),
-    (lambda: ints.fmod_(0), RuntimeError, r"fmod: integer division by zero"),
+    (lambda: ints.fmod_(0), RuntimeError, r"fmod_: integer division by zero"),
     (lambda: gradlab.heaviside(gradlab.ones(2), 0.5), TypeError,
      r"heaviside: values must be a Tensor, got float.*dtype=input.dtype"),
     (lambda: gradlab.heaviside(gradlab.ones(2), gradlab.ones(1).double()), RuntimeError,
