@@ -327,6 +327,8 @@ def pow(input, exponent) -> Tensor:
     if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         exponent = as_operand(exponent, input)
         if not isinstance(exponent, Tensor):
+            if input.dtype is _dt.bool and not isinstance(exponent, float):
+                input = input.to(_dt.int64)  # a bool to a power is a count, as PyTorch
             if not input.dtype.is_floating_point:
                 if isinstance(exponent, float):
                     input = input.to(_dt.get_default_dtype())
@@ -345,6 +347,8 @@ def reciprocal(input) -> Tensor:
 
 
 def square(input) -> Tensor:
+    if isinstance(input, Tensor) and input.dtype is _dt.bool:
+        input = input.to(_dt.int64)  # as PyTorch: True² is 1, an int64
     return mul(input, input)
 
 

@@ -57,6 +57,8 @@ def clamp(input, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's names
         return out
     if not input.dtype.is_floating_point and (isinstance(min, float) or isinstance(max, float)):
         input = input.to(_dt.get_default_dtype())
+    elif input.dtype is _dt.bool:  # bools clamped by numbers are counted: int64, as PyTorch
+        input = input.to(_dt.int64)
     return Clamp.apply(input, min, max)
 
 

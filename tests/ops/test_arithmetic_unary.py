@@ -427,6 +427,13 @@ def test_alpha_scales_after_promotion_and_must_be_an_integer_for_integers():
             op(gradlab.tensor([1]), gradlab.tensor([1]), alpha=2.0)
 
 
+def test_bools_squared_powered_or_clamped_by_numbers_count_as_int64():
+    b = gradlab.tensor([True, False])
+    for out in (b.square(), b ** 2, b.clamp(0, 1)):
+        assert out.dtype is gradlab.int64 and out.tolist() == [1, 0]
+    assert (b ** 0.5).dtype is gradlab.float32  # a float power: the default float
+
+
 def test_sign_of_nan_is_zero_as_in_pytorch():
     x = gradlab.tensor([float("nan"), -2.0, -0.0, 0.0, 3.0])
     assert gradlab.sign(x).tolist() == [0.0, -1.0, 0.0, 0.0, 1.0]
