@@ -26,7 +26,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._loss_reduction import _each, _reduce, apply_reduction, reduction_mode
-from ._util import tangent_sum, unbroadcast, xp_for
+from ._util import promote, tangent_sum, unbroadcast, xp_for
 from .selection import where
 
 __all__: list[str] = []  # none of these is at torch.<name>
@@ -38,11 +38,14 @@ def _shape(t) -> tuple:
     return tuple(t.shape)
 
 
-def _check_pair(op: str, input, target) -> None:
-    """Different shapes broadcast, as in PyTorch, but usually by mistake: warn, or explain."""
+def _check_pair(op: str, input, target):
+    """``input`` and ``target`` in their common dtype (a float32 input against int64
+    targets stays float32, as PyTorch; raw NumPy would make float64). Different shapes
+    broadcast, as in PyTorch, but usually by mistake: warn, or explain."""
+    input, target = promote(input, target)
     a, b = _shape(input), _shape(target)
     if a == b:
-        return
+        return input, target
     try:
         np.broadcast_shapes(a, b)
     except ValueError:
@@ -51,6 +54,7 @@ def _check_pair(op: str, input, target) -> None:
     warnings.warn(f"{op}: using a target size {b} that is different to the input size {a}; "
                   "they broadcast, which is likely not what you want. Give them the same shape.",
                   UserWarning, stacklevel=3)
+    return input, target
 
 
 def _with_weight(op: str, loss, weight, input, reduction, mean_by_weight: bool = True):
@@ -104,7 +108,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
              weight=None) -> Tensor:
     """(x - y)², the squared error.   d/dx = 2 (x - y)."""
     reduction = reduction_mode("mse_loss", reduction, size_average, reduce)
-    _check_pair("mse_loss", input, target)
+    input, target = _check_pair("mse_loss", input, target)
     if weight is None:
         return MseLoss.apply(input, target, reduction)
     diff = input - target
@@ -118,7 +122,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mea
     PyTorch composes it from abs and mean/sum too (no L1Loss node).
     """
     reduction = reduction_mode("l1_loss", reduction, size_average, reduce)
-    _check_pair("l1_loss", input, target)
+    input, target = _check_pair("l1_loss", input, target)
     return _with_weight("l1_loss", (input - target).abs(), weight, input, reduction)
 
 
@@ -173,7 +177,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     if beta < 0:
         raise ValueError(f"smooth_l1_loss: beta must be >= 0 (the width of the quadratic "
                          f"zone), got {beta}")
-    _check_pair("smooth_l1_loss", input, target)
+    input, target = _check_pair("smooth_l1_loss", input, target)
     if beta == 0:  # no quadratic zone: plain L1 (PyTorch too)
         return apply_reduction((input - target).abs(), reduction)
     return SmoothL1Loss.apply(input, target, reduction, float(beta))
@@ -209,7 +213,7 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0,
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be > 0 (where the loss turns linear), got "
                          f"{delta}")
-    _check_pair("huber_loss", input, target)
+    input, target = _check_pair("huber_loss", input, target)
     if weight is None:
         return HuberLoss.apply(input, target, reduction, float(delta))
     loss = HuberLoss.apply(input, target, "none", float(delta))

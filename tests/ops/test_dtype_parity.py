@@ -1,4 +1,6 @@
-"""float16 and bfloat16: sums accumulate in float32, and results keep the input's dtype.
+"""Result dtypes and precision as PyTorch's, where NumPy's own rules differ.
+
+float16 and bfloat16: sums accumulate in float32, and results keep the input's dtype.
 
 NumPy adds half floats in their own precision (only a contiguous float16 axis
 gets float32 partial sums; bfloat16, from ml_dtypes, never does), so 3,000
@@ -6,6 +8,7 @@ bfloat16 ones would sum to 256. And NumPy returns float32 from a bfloat16
 matrix product or from bfloat16 times a Python float. PyTorch accumulates in
 float32 and rounds back to the input's dtype; these cases check gradlab does
 too, against PyTorch when it is installed and against exact answers always.
+Mixed dtypes promote as PyTorch's do (the losses at the end).
 """
 
 from __future__ import annotations
@@ -105,3 +108,11 @@ def test_einsum_sums_integers_and_bools_as_int64():
     # no letter summed away: the dtype stays (as PyTorch)
     assert gradlab.einsum("ij->ji", gradlab.ones(1, 2, dtype=gradlab.int32)).dtype \
         is gradlab.int32
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"])
+def test_regression_losses_promote_input_and_target_as_pytorch(name):
+    """A float32 prediction against int64 targets is a float32 loss (NumPy alone would
+    subtract them in float64)."""
+    loss = getattr(gradlab.nn.functional, name)(gradlab.ones(3), gradlab.tensor([0, 1, 2]))
+    assert loss.dtype is gradlab.float32
