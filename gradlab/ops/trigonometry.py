@@ -66,15 +66,15 @@ def float_operands(input, other):
 
 
 def float_pair(fn, op: str, input, other, floats_only: bool = False) -> Tensor:
-    """Dispatch the two-input op ``fn`` on float operands; ``floats_only``: refuse integer
-    tensors (PyTorch has no integer kernel for hypot, logaddexp ...)."""
+    """Dispatch the two-input op ``fn`` on float operands; ``floats_only``: refuse two
+    integer operands (PyTorch has no integer kernel for hypot, logaddexp ...; an integer
+    tensor beside a float one is promoted first, as in PyTorch)."""
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError(f"{op}: expected at least one tensor, got {type(input).__name__} and "
                         f"{type(other).__name__}. Fix: wrap one in gradlab.tensor(...)")
     if floats_only:
-        for t in (input, other):
-            if isinstance(t, Tensor):
-                check_float(op, t)
+        a, b = promote(input, other)
+        check_float(op, a if isinstance(a, Tensor) else b)
     return fn.apply(*float_operands(input, other))
 
 

@@ -307,7 +307,7 @@ ints = gradlab.tensor([1, 2, 3])
     (lambda: gradlab.frac(ints), RuntimeError,
      r"frac: expected a floating point tensor, got gradlab.int64 with shape \(3,\).*\.float\(\)"),
     (lambda: gradlab.logaddexp(ints, ints), RuntimeError, r"logaddexp: expected a floating"),
-    (lambda: gradlab.logaddexp2(ints, 1.0), RuntimeError, r"logaddexp2: expected a floating"),
+    (lambda: gradlab.logaddexp2(ints, ints), RuntimeError, r"logaddexp2: expected a floating"),
     (lambda: gradlab.hypot(ints, ints), RuntimeError, r"hypot: expected a floating point"),
     (lambda: gradlab.atan2(gradlab.ones(2, 3), gradlab.ones(4)), RuntimeError,
      r"atan2: shapes \(2, 3\) and \(4,\) can't be broadcast.*Fix"),
@@ -350,3 +350,12 @@ def test_integer_and_bool_edge_cases_follow_torch():
     assert gradlab.heaviside(gradlab.tensor([-2, 0, 3]), gradlab.tensor([7])).tolist() == \
         [0, 7, 1]
     assert gradlab.float_power(gradlab.tensor([2]), 3).dtype is gradlab.float64
+
+
+@pytest.mark.parametrize("op", [gradlab.hypot, gradlab.logaddexp, gradlab.logaddexp2])
+def test_an_integer_beside_a_float_is_promoted_first(op):
+    """As in PyTorch: only two integer operands are refused (no integer kernel)."""
+    out = op(gradlab.ones(3), gradlab.tensor([3, 4, 5]))
+    assert out.dtype is gradlab.float32
+    np.testing.assert_allclose(out.numpy(), op(gradlab.ones(3), gradlab.tensor([3.0, 4, 5]))
+                               .numpy())
