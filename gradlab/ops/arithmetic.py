@@ -273,6 +273,19 @@ class PowScalar(Function):
         return grad * (a ** (e - 1) * e), None
 
 
+def _integer_power(a, b):
+    """a ** b for integer b, with PyTorch's answer for negative powers of integers (NumPy
+    refuses them): 1/a^k truncated toward 0, so 1 for a = 1, ±1 for a = -1 by the
+    parity of k, else 0."""
+    xp = xp_for(b)
+    negative = b < 0
+    if getattr(a, "dtype", np.dtype(type(a))).kind not in "iu" or not bool(negative.any()):
+        return a ** b
+    out = a ** xp.where(negative, 0, b)
+    one_over = xp.where(a == 1, 1, xp.where(a == -1, 1 - 2 * (b & 1), 0))
+    return xp.where(negative, one_over, out).astype(out.dtype, copy=False)
+
+
 class Pow(Function):
     """a ** b for tensors.   d/da = b · a^(b-1),  d/db = a^b · ln a (0 where a = 0, b >= 0)."""
 
@@ -283,7 +296,7 @@ class Pow(Function):
     def forward(ctx, a, b):
         if not hasattr(a, "shape"):
             ctx.node_name = "PowBackward2"
-        out = a ** b
+        out = _integer_power(a, b) if b.dtype.kind in "iu" else a ** b
         ctx.save_for_backward(a, b, out)
         return out
 

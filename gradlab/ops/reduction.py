@@ -394,7 +394,8 @@ class Any(Function):
 
     @staticmethod
     def forward(ctx, a, dims, keepdim, every):
-        return (xp_for(a).all if every else xp_for(a).any)(a, axis=dims, keepdims=keepdim)
+        out = (xp_for(a).all if every else xp_for(a).any)(a, axis=dims, keepdims=keepdim)
+        return out.astype(a.dtype) if a.dtype == np.uint8 else out  # uint8 in, uint8 out (PyTorch)
 
 
 class All(Any):

@@ -116,3 +116,16 @@ def test_regression_losses_promote_input_and_target_as_pytorch(name):
     subtract them in float64)."""
     loss = getattr(gradlab.nn.functional, name)(gradlab.ones(3), gradlab.tensor([0, 1, 2]))
     assert loss.dtype is gradlab.float32
+
+
+def test_negative_integer_powers_of_integers_truncate_as_pytorch():
+    """1/a^k rounded toward 0 (NumPy refuses integers to negative integer powers)."""
+    base = gradlab.tensor([2, 1, -1, -1, 3])
+    assert (base ** gradlab.tensor([-1, -2, -3, -2, 2])).tolist() == [0, 1, -1, 1, 9]
+    assert (2 ** gradlab.tensor([-1, 2])).tolist() == [0, 4]
+
+
+def test_all_and_any_of_uint8_give_uint8():
+    x = gradlab.tensor([1, 0, 2], dtype=gradlab.uint8)
+    assert x.all().dtype is gradlab.uint8 and x.any().item() == 1
+    assert gradlab.tensor([True]).all().dtype is gradlab.bool
