@@ -29,7 +29,7 @@ from ._class_targets import (
     _reduce_weighted,
 )
 from ._loss_reduction import apply_reduction, reduction_mode
-from ._util import keep_where, tangent_sum, xp_for
+from ._util import keep_where, promote, tangent_sum, xp_for
 from .creation import arange, as_tensor, zeros, zeros_like
 from .gather_scatter import Scatter
 from .selection import where
@@ -257,7 +257,7 @@ def _cross_entropy_probabilities(input, target, weight, ignore_index, reduction,
                          "(float) targets: give the ignored samples zero probabilities instead")
     classes = input.shape[0] if input.ndim == 1 else input.shape[1]
     dim = 0 if input.ndim == 1 else 1
-    target = target.to(input.dtype)
+    input, target = promote(input, target)  # float16 scores, float32 targets: float32
     if smoothing:
         target = target * (1 - smoothing) + smoothing / classes
     logp = log_softmax(input, dim)

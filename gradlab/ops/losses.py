@@ -37,7 +37,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._loss_reduction import _each, _reduce, apply_reduction, reduction_mode
-from ._util import tangent_sum, xp_for
+from ._util import promote, tangent_sum, xp_for
 from .classification_losses import FUNCTIONAL as _CLASSIFICATION
 from .classification_losses import (  # noqa: F401 - listed in FUNCTIONAL (F.cross_entropy ...)
     cross_entropy,
@@ -274,7 +274,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
                       "and the support size; 'batchmean' divides only by the batch size, which "
                       "is the KL divergence's definition.", UserWarning, stacklevel=2)
     _check_pair("kl_div", input, target)
-    input, target = _broadcast(input, target.to(input.dtype))
+    input, target = _broadcast(*promote(input, target))  # float16 vs float32: float32
     # l = t (log t - x), or e^t (t - x) for log-probability targets: composed, as PyTorch does
     loss = target.exp() * (target - input) if log_target else XLogY.apply(target) - target * input
     if reduction == "batchmean":

@@ -145,7 +145,7 @@ class BatchNorm(Function):
         out += shift
         ctx.save_for_backward(x, weight, mean, invstd)
         ctx.training, ctx.eps, ctx.axes = training, eps, axes
-        return out
+        return out.astype(x.dtype, copy=False)  # float16 x, float32 weight: float16 (PyTorch)
 
     @staticmethod
     def backward(ctx, grad):

@@ -101,6 +101,7 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
         eps = float(np.finfo(x.dtype.np).eps)
     dims = tuple(range(input.ndim - len(shape), input.ndim))
     out = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
-    if x is not input:
-        out = out.to(input.dtype)
-    return out if weight is None else out * weight
+    if weight is not None:
+        out = out * weight
+    # the input's dtype, whatever the weight's (PyTorch's type_as: float16 stays float16)
+    return out if out.dtype is input.dtype else out.to(input.dtype)

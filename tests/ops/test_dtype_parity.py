@@ -129,3 +129,25 @@ def test_all_and_any_of_uint8_give_uint8():
     x = gradlab.tensor([1, 0, 2], dtype=gradlab.uint8)
     assert x.all().dtype is gradlab.uint8 and x.any().item() == 1
     assert gradlab.tensor([True]).all().dtype is gradlab.bool
+
+
+MIXED = {  # name -> fn(lib, float16 x, float32 t): the dtype PyTorch gives
+    "kl_div": (lambda lib, x, t: _f(lib).kl_div(x, t, reduction="batchmean"), "float32"),
+    "cross_entropy_probabilities": (lambda lib, x, t: _f(lib).cross_entropy(x, t.softmax(1)),
+                                    "float32"),
+    "rms_norm_float32_weight": (lambda lib, x, t: _f(lib).rms_norm(x, (3,), weight=t[0]),
+                                "float16"),
+    "batch_norm_float32_affine": (lambda lib, x, t: _f(lib).batch_norm(
+        x, t[0] * 0, t[0], t[0], t[0] * 0), "float16"),
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # PyTorch's rms_norm: no fused kernel
+@pytest.mark.parametrize("name", MIXED)
+def test_mixed_half_and_float32_operands_give_pytorchs_dtype(name):
+    fn, want = MIXED[name]
+    libs = [gradlab] + ([torch] if torch is not None else [])
+    for lib in libs:
+        x = lib.full((2, 3), 0.5, dtype=lib.float16)
+        t = lib.full((2, 3), 0.25, dtype=lib.float32)
+        assert str(fn(lib, x, t).dtype).split(".")[-1] == want, lib.__name__
