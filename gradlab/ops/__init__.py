@@ -10,12 +10,15 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``trigonometry``             asin, atan2, sinh, atanh, deg2rad, hypot, sinc ...
 ``special_math``             logit, xlogy, logaddexp, fmod, nan_to_num, heaviside ...
 ``error_function``           erfc, erfinv
+``float_parts``              copysign, nextafter, ldexp, frexp (sign, neighbour, power of two)
+``integer_math``             gcd, lcm, bitwise_left_shift (<<), bitwise_right_shift (>>)
 ``gamma_functions``          lgamma, digamma, polygamma, mvlgamma (the derivatives chain)
 ``unary_backward``           tanh_backward, sigmoid_backward, threshold_backward (for backward)
 ``selection``                clamp, maximum, minimum, where
 ``comparison``               eq, lt, logical_and, isnan ... (bool results, no gradient)
 ``reduction``                sum, mean, prod, max, argmax, any ...
 ``cumulative``               cumsum (a running sum: a scan, not a reduction)
+``counting``                 bincount, histc, histogram, isin (no gradient), aminmax
 ``scans``                    cumprod, cummax, cummin, logcumsumexp (exact with zeros)
 ``order_statistics``         median, nanmedian, mode, quantile, nanmean, nansum, count_nonzero
 ``repetition``               repeat_interleave, diff, take, broadcast_tensors, ravel
@@ -46,6 +49,7 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``pixel_ops``                pixel_shuffle, pixel_unshuffle, rms_norm (compositions)
 ``dropout_family``           dropout, dropout2d, alpha_dropout (random zeroing while training)
 ``lookup``                   embedding (rows of a table picked by index)
+``matrix_building``          block_diag, cartesian_prod, combinations, vander, rot90, atleast_2d ...
 ``losses``                   bce, kl_div, margin losses ... (mostly nn.functional only)
 ``regression_losses``        mse_loss, l1_loss, smooth_l1_loss, huber_loss (nn.functional only)
 ``classification_losses``    cross_entropy, nll_loss, multi_margin_loss (nn.functional only)
@@ -79,6 +83,7 @@ from . import (
     comparison,
     conversion,
     convolution,
+    counting,
     creation,
     cumulative,
     decompositions,
@@ -86,15 +91,18 @@ from . import (
     diagonals,
     dropout_family,
     error_function,
+    float_parts,
     fused,
     gamma_functions,
     gather_scatter,
     indexing,
     inplace,
+    integer_math,
     joining,
     linalg,
     lookup,
     losses,
+    matrix_building,
     normalization,
     order_statistics,
     padding,
@@ -132,6 +140,7 @@ from .classification_losses import *  # noqa: F403
 from .comparison import *  # noqa: F403
 from .conversion import *  # noqa: F403
 from .convolution import *  # noqa: F403
+from .counting import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .cumulative import *  # noqa: F403
 from .decompositions import *  # noqa: F403
@@ -139,15 +148,18 @@ from .dense import *  # noqa: F403
 from .diagonals import *  # noqa: F403
 from .dropout_family import *  # noqa: F403
 from .error_function import *  # noqa: F403
+from .float_parts import *  # noqa: F403
 from .fused import *  # noqa: F403
 from .gamma_functions import *  # noqa: F403
 from .gather_scatter import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .inplace import *  # noqa: F403
+from .integer_math import *  # noqa: F403
 from .joining import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .lookup import *  # noqa: F403
 from .losses import *  # noqa: F403
+from .matrix_building import *  # noqa: F403
 from .methods import install_methods
 from .normalization import *  # noqa: F403
 from .order_statistics import *  # noqa: F403
@@ -178,15 +190,15 @@ from .unary import *  # noqa: F403
 from .unary_backward import *  # noqa: F403
 
 FAMILIES = (arithmetic, fused, unary, trigonometry, special_math, error_function, gamma_functions,
-            unary_backward,
+            unary_backward, float_parts, integer_math,
             selection, comparison, reduction,
-            cumulative, scans, order_statistics, repetition, statistics, softmax_family,
+            cumulative, counting, scans, order_statistics, repetition, statistics, softmax_family,
             linalg, shape, reordering, padding, triangular, joining,
             indexing, gather_scatter, activation, conversion, inplace, random_fills, dense,
             convolution, sliding_windows, pooling, avg_pooling, adaptive_pooling, normalization,
             dropout_family, lookup, losses, regression_losses, classification_losses, sorting,
             resampling, attention, solvers, decompositions, creation, sampling,
-            shrink_activations, pixel_ops, diagonals, products)
+            shrink_activations, pixel_ops, diagonals, products, matrix_building)
 """The op families; each binds the functions its TENSOR_METHODS names onto Tensor."""
 
 install_methods(FAMILIES)
