@@ -398,6 +398,7 @@ INTEGER_DIVISIONS = {
 }
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the float division by 0, on purpose
 @pytest.mark.parametrize("name", INTEGER_DIVISIONS)
 def test_integer_division_by_zero_raises_as_in_pytorch(name):
     """NumPy gives 0 silently; PyTorch raises (ZeroDivisionError), and so does gradlab,

@@ -159,6 +159,7 @@ def test_gcd_lcm_divide_and_are_multiples_for_any_broadcast(shapes, data):
     np.testing.assert_array_equal(g * m, np.abs(a * b))
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # 2^-e of a subnormal overflows (its slope)
 @settings(max_examples=30, deadline=None)
 @given(x=arrays(np.float64, st.integers(0, 6),
                 elements=st.floats(allow_nan=False, allow_infinity=False, width=64)))
