@@ -23,6 +23,7 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``order_statistics``         median, nanmedian, mode, quantile, nanmean, nansum, count_nonzero
 ``repetition``               repeat_interleave, diff, take, broadcast_tensors, ravel
 ``statistics``               var, std, var_mean, std_mean, norm
+``covariance``               cov, corrcoef, trapezoid, cumulative_trapezoid, renorm (compositions)
 ``softmax_family``           softmax, log_softmax, logsumexp
 ``linalg``                   matmul, bmm, dot, einsum ...
 ``products``                 tensordot, inner, mv, kron, cross, cdist, cosine_similarity ...
@@ -36,6 +37,7 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``joining``                  cat, stack, split, chunk, unbind, tensor_split
 ``indexing``                 x[i], x[mask], x[i] = v, index_put, masked_fill, nonzero
 ``gather_scatter``           gather, scatter, scatter_add, index_select, index_add ...
+``index_writes``             index_copy, index_fill, masked_scatter, put (IndexPut under new names)
 ``activation``               leaky_relu, elu, gelu, silu, softplus, erf ...
 ``shrink_activations``       softshrink, hardshrink, softsign, softmin, glu, prelu, rrelu ...
 ``conversion``               to(dtype/device), clone, contiguous
@@ -84,6 +86,7 @@ from . import (
     conversion,
     convolution,
     counting,
+    covariance,
     creation,
     cumulative,
     decompositions,
@@ -95,6 +98,7 @@ from . import (
     fused,
     gamma_functions,
     gather_scatter,
+    index_writes,
     indexing,
     inplace,
     integer_math,
@@ -141,6 +145,7 @@ from .comparison import *  # noqa: F403
 from .conversion import *  # noqa: F403
 from .convolution import *  # noqa: F403
 from .counting import *  # noqa: F403
+from .covariance import *  # noqa: F403
 from .creation import *  # noqa: F403
 from .cumulative import *  # noqa: F403
 from .decompositions import *  # noqa: F403
@@ -152,6 +157,7 @@ from .float_parts import *  # noqa: F403
 from .fused import *  # noqa: F403
 from .gamma_functions import *  # noqa: F403
 from .gather_scatter import *  # noqa: F403
+from .index_writes import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .inplace import *  # noqa: F403
 from .integer_math import *  # noqa: F403
@@ -192,9 +198,11 @@ from .unary_backward import *  # noqa: F403
 FAMILIES = (arithmetic, fused, unary, trigonometry, special_math, error_function, gamma_functions,
             unary_backward, float_parts, integer_math,
             selection, comparison, reduction,
-            cumulative, counting, scans, order_statistics, repetition, statistics, softmax_family,
+            cumulative, counting, scans, order_statistics, repetition, statistics, covariance,
+            softmax_family,
             linalg, shape, reordering, padding, triangular, joining,
-            indexing, gather_scatter, activation, conversion, inplace, random_fills, dense,
+            indexing, gather_scatter, index_writes,
+            activation, conversion, inplace, random_fills, dense,
             convolution, sliding_windows, pooling, avg_pooling, adaptive_pooling, normalization,
             dropout_family, lookup, losses, regression_losses, classification_losses, sorting,
             resampling, attention, solvers, decompositions, creation, sampling,

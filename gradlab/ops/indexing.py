@@ -270,7 +270,9 @@ class MaskedFill(Function):
                                 0.0 if value_tangent is None else value_tangent)
 
 
-def _mask_args(op, input, mask, value, inplace):
+def mask_shape(op: str, input: Tensor, mask, inplace: bool) -> tuple:
+    """The shape a bool ``mask`` and ``input`` broadcast to, or an error saying why not
+    (in place, the mask must fit the tensor itself: the result can't grow)."""
     if not isinstance(mask, Tensor) or mask.dtype is not _dt.bool:
         what = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
         raise TypeError(f"{op}: the mask must be a bool tensor, got {what}. "
@@ -282,6 +284,11 @@ def _mask_args(op, input, mask, value, inplace):
     if shape is None or (inplace and shape != tuple(input.shape)):
         raise RuntimeError(f"{op}: the mask of shape {tuple(mask.shape)} can't be broadcast "
                            f"to the tensor's shape {tuple(input.shape)}")
+    return shape
+
+
+def _mask_args(op, input, mask, value, inplace):
+    mask_shape(op, input, mask, inplace)
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError(f"{op}: the value must be a number or a 0-d tensor, got shape "
