@@ -10,6 +10,8 @@ dim, mean, then along the other.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..tensor import Tensor
@@ -87,22 +89,41 @@ def adaptive_avg_pool2d(input, output_size) -> Tensor:
 
 def _adaptive_max(op, input, output_size, return_indices, spatial):
     size, out = _adaptive_sizes(op, input, output_size, spatial)
-    if any(n % o for n, o in zip(size, out)):
-        raise NotImplementedError(
-            f"{op}: gradlab pools adaptively only when the input size {size} is a multiple "
-            f"of output_size {out}. Fix: use max_pool with kernel_size = stride = the ratio, "
-            f"after padding or cropping the input to a multiple of {out}")
-    kernel = tuple(n // o for n, o in zip(size, out))
-    pool = max_pool2d if spatial == 2 else max_pool1d
-    return pool(input, kernel, return_indices=return_indices)
+    if all(n % o == 0 for n, o in zip(size, out)):  # equal windows: a plain max pool
+        kernel = tuple(n // o for n, o in zip(size, out))
+        pool = max_pool2d if spatial == 2 else max_pool1d
+        return pool(input, kernel, return_indices=return_indices)
+    if spatial == 1:  # a 1-D pool is a 2-D one of height 1
+        result = _max_over_windows(input.unsqueeze(-2), (1, size[0]), (1, out[0]),
+                                   return_indices)
+        return tuple(r.squeeze(-2) for r in result) if return_indices else result.squeeze(-2)
+    return _max_over_windows(input, size, out, return_indices)
+
+
+def _max_over_windows(x: Tensor, size, out, return_indices):
+    """The max of each (uneven) adaptive window of the last two dims: every window
+    gathered as one row of its H·W values (the padding of short windows masked with
+    -inf), then ``max`` along it, whose gradient goes to the winner. With
+    ``return_indices``, the winner's flat position in the H·W plane, as PyTorch's."""
+    rows, real_rows, _ = _windows(size[0], out[0], x)
+    cols, real_cols, _ = _windows(size[1], out[1], x)
+    r, c = rows[:, None, :, None], cols[None, :, None, :]  # (oh, ow, Lh, Lw) by broadcasting
+    real = real_rows[:, None, :, None] & real_cols[None, :, None, :]
+    picked = where(real, x[..., r, c], -math.inf)
+    flat = picked.reshape(*picked.shape[:-2], -1)
+    values, winner = flat.max(-1)
+    if not return_indices:
+        return values
+    plane = (r * size[1] + c).expand(real.shape).reshape(*out, -1)
+    return values, plane.expand(flat.shape).gather(-1, winner.unsqueeze(-1)).squeeze(-1)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    """Max over ``output_size`` equal windows of (N, C, L) (L a multiple of output_size)."""
+    """Max over ``output_size`` windows of (nearly) equal length covering (N, C, L)."""
     return _adaptive_max("adaptive_max_pool1d", input, output_size, return_indices, 1)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
-    """Max over an ``output_size`` grid of equal windows (sizes multiples of output_size)."""
+    """Max over an ``output_size`` grid of (nearly) equal windows covering H x W."""
     return _adaptive_max("adaptive_max_pool2d", input, output_size, return_indices, 2)
 

@@ -116,6 +116,13 @@ POOL = [
            ((2, 2, 6, 6),), numpy=lambda np, x: np_pool(np, x, (3, 2))),
     OpCase("adaptive_max_pool1d", lambda lib, x: F(lib).adaptive_max_pool1d(x, 2),
            ((1, 2, 6),), numpy=lambda np, x: np_pool(np, x, 3)),
+    # uneven, overlapping windows (7 into 3, 5 into 2): gathered, masked, then max
+    OpCase("adaptive_max_pool2d_uneven", lambda lib, x: F(lib).adaptive_max_pool2d(x, (3, 2)),
+           ((2, 2, 7, 5),)),
+    OpCase("adaptive_max_pool2d_uneven_indices", lambda lib, x: F(lib).adaptive_max_pool2d(
+        x, (3, 2), return_indices=True), ((1, 2, 7, 5),)),
+    OpCase("adaptive_max_pool1d_uneven_indices", lambda lib, x: F(lib).adaptive_max_pool1d(
+        x, 3, return_indices=True), ((2, 3, 7),)),
 ]
 
 globals().update(standard_op_tests(POOL))
@@ -309,8 +316,8 @@ POOL_ERRORS = [
      r"avg_pool2d: divisor_override must be non-zero"),
     (lambda: gradlab.nn.functional.adaptive_avg_pool2d(_t(1, 1, 4, 4), (0, 2)),
      r"adaptive_avg_pool2d: output_size must be 2 positive ints"),
-    (lambda: gradlab.nn.functional.adaptive_max_pool2d(_t(1, 1, 5, 4), 2),
-     r"adaptive_max_pool2d: .*input size \(5, 4\) is a multiple of output_size \(2, 2\)"),
+    (lambda: gradlab.nn.functional.adaptive_max_pool2d(_t(1, 1, 5, 4), (2, -1)),
+     r"adaptive_max_pool2d: output_size must be 2 positive ints"),
 ]
 
 
