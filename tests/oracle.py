@@ -313,6 +313,25 @@ def _check_nonfinite_gradients(case, device, arrays, positions):
                                                f"output gradients vs PyTorch")
 
 
+def check_module_against_torch(ours, theirs, arrays) -> tuple[list, list]:
+    """Run a gradlab module and its PyTorch twin on the same float64 ``arrays``: outputs
+    must agree, then a random output gradient is backpropagated through both and the
+    inputs' gradients must agree. Returns both lists of input leaves (for more checks)."""
+    xgs = [gradlab.tensor(x, requires_grad=True) for x in arrays]
+    xts = [torch.tensor(x, requires_grad=True) for x in arrays]
+    # an in-place layer may not write into a leaf: feed it fresh non-leaf copies
+    yg, yt = ours(*[x * 1.0 for x in xgs]), theirs(*[x * 1.0 for x in xts])
+    assert tuple(yg.shape) == tuple(yt.shape)
+    np.testing.assert_allclose(yg.detach().numpy(), yt.detach().numpy(), rtol=1e-10,
+                               atol=1e-12)
+    cot = np.random.default_rng(1).standard_normal(tuple(yt.shape))
+    yg.backward(gradlab.tensor(cot))
+    yt.backward(torch.tensor(cot))
+    for xg, xt in zip(xgs, xts):
+        np.testing.assert_allclose(xg.grad.numpy(), xt.grad.numpy(), rtol=1e-8, atol=1e-12)
+    return xgs, xts
+
+
 def check_hvp(grad_at: Callable, x0, v0, device: str) -> None:
     """Forward-over-reverse: the tangent of ``grad_at(x, create_graph=True)`` along ``v0``
     is H·v, which must match central differences of the gradient itself."""

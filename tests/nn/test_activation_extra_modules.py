@@ -10,7 +10,7 @@ import pytest
 
 import gradlab
 from gradlab import nn
-from tests.oracle import needs_torch, torch
+from tests.oracle import check_module_against_torch, needs_torch, torch
 
 # (class name, constructor args, constructor kwargs); every layer takes a (2, 4, 6, 6) input
 LAYERS = [
@@ -54,17 +54,7 @@ def test_layer_matches_torch(name, args, kwargs):
     assert list(ours.state_dict()) == list(theirs.state_dict())
     _copy_parameters(ours, theirs)
     ours.eval(), theirs.eval()  # RReLU: the deterministic mean slope (training: tested below)
-    x = _inputs()
-    xg, xt = gradlab.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
-    # an in-place layer may not write into a leaf: feed it a fresh non-leaf copy
-    yg, yt = ours(xg * 1.0), theirs(xt * 1.0)
-    assert tuple(yg.shape) == tuple(yt.shape)
-    np.testing.assert_allclose(yg.detach().numpy(), yt.detach().numpy(), rtol=1e-10,
-                               atol=1e-12)
-    cot = np.random.default_rng(1).standard_normal(tuple(yt.shape))
-    yg.backward(gradlab.tensor(cot))
-    yt.backward(torch.tensor(cot))
-    np.testing.assert_allclose(xg.grad.numpy(), xt.grad.numpy(), rtol=1e-8, atol=1e-12)
+    check_module_against_torch(ours, theirs, [_inputs()])
     for (key, pg), (_, pt) in zip(ours.named_parameters(), theirs.named_parameters()):
         np.testing.assert_allclose(pg.grad.numpy(), pt.grad.numpy(), rtol=1e-8, atol=1e-12,
                                    err_msg=f"{name}.{key}.grad")

@@ -14,6 +14,7 @@ from .module import *
 from .normalization import *
 from .pooling import *
 from .rnn import *
+from .simple_layers import *
 from .sparse import *
 from .transformer import *
 from .upsampling import *
