@@ -48,6 +48,7 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``avg_pooling``              avg_pool1d/2d (backward spreads each gradient evenly)
 ``adaptive_pooling``         adaptive_avg_pool1d/2d, adaptive_max_pool1d/2d
 ``normalization``            batch_norm, layer_norm, group_norm
+``instance_norm``            instance_norm, local_response_norm (nn.functional only)
 ``pixel_ops``                pixel_shuffle, pixel_unshuffle, rms_norm (compositions)
 ``dropout_family``           dropout, dropout2d, alpha_dropout (random zeroing while training)
 ``lookup``                   embedding (rows of a table picked by index)
@@ -55,6 +56,7 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``losses``                   bce, kl_div, margin losses ... (mostly nn.functional only)
 ``regression_losses``        mse_loss, l1_loss, smooth_l1_loss, huber_loss (nn.functional only)
 ``classification_losses``    cross_entropy, nll_loss, multi_margin_loss (nn.functional only)
+``more_losses``              soft_margin_loss, gaussian_nll_loss, triplet_margin_loss ...
 ``inplace``                  add_, mul_, zero_, copy_ ... (and how versions work)
 ``random_fills``             normal_, uniform_, bernoulli_, exponential_ (methods only)
 ``sorting``                  sort, argsort, topk, kthvalue, unique
@@ -101,12 +103,14 @@ from . import (
     index_writes,
     indexing,
     inplace,
+    instance_norm,
     integer_math,
     joining,
     linalg,
     lookup,
     losses,
     matrix_building,
+    more_losses,
     normalization,
     order_statistics,
     padding,
@@ -160,6 +164,7 @@ from .gather_scatter import *  # noqa: F403
 from .index_writes import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .inplace import *  # noqa: F403
+from .instance_norm import *  # noqa: F403
 from .integer_math import *  # noqa: F403
 from .joining import *  # noqa: F403
 from .linalg import *  # noqa: F403
@@ -167,6 +172,7 @@ from .lookup import *  # noqa: F403
 from .losses import *  # noqa: F403
 from .matrix_building import *  # noqa: F403
 from .methods import install_methods
+from .more_losses import *  # noqa: F403
 from .normalization import *  # noqa: F403
 from .order_statistics import *  # noqa: F403
 from .padding import *  # noqa: F403
@@ -204,9 +210,11 @@ FAMILIES = (arithmetic, fused, unary, trigonometry, special_math, error_function
             indexing, gather_scatter, index_writes,
             activation, conversion, inplace, random_fills, dense,
             convolution, sliding_windows, pooling, avg_pooling, adaptive_pooling, normalization,
-            dropout_family, lookup, losses, regression_losses, classification_losses, sorting,
+            dropout_family, lookup, losses, regression_losses, classification_losses, more_losses,
+            sorting,
             resampling, attention, solvers, decompositions, creation, sampling,
-            shrink_activations, pixel_ops, diagonals, products, matrix_building)
+            shrink_activations, pixel_ops, diagonals, products, matrix_building,
+            instance_norm)
 """The op families; each binds the functions its TENSOR_METHODS names onto Tensor."""
 
 install_methods(FAMILIES)

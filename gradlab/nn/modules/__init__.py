@@ -8,9 +8,11 @@ from .conv import *
 from .dropout import *
 from .flatten import *
 from .fold import *
+from .instance_norm import *
 from .linear import *
 from .loss import *
 from .module import *
+from .more_losses import *
 from .normalization import *
 from .pooling import *
 from .rnn import *
