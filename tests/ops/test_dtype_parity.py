@@ -151,3 +151,50 @@ def test_mixed_half_and_float32_operands_give_pytorchs_dtype(name):
         x = lib.full((2, 3), 0.5, dtype=lib.float16)
         t = lib.full((2, 3), 0.25, dtype=lib.float32)
         assert str(fn(lib, x, t).dtype).split(".")[-1] == want, lib.__name__
+
+
+# --- integers and bools -----------------------------------------------------------------
+
+INTEGER_DIVISIONS = {
+    "floor_divide": lambda a, b: a // b,
+    "remainder": lambda a, b: a % b,
+    "div": lambda a, b: gradlab.div(a, b, rounding_mode="trunc"),
+    "fmod": gradlab.fmod,
+}
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the float division by 0, on purpose
+@pytest.mark.parametrize("name", INTEGER_DIVISIONS)
+def test_integer_division_by_zero_raises_as_in_pytorch(name):
+    """NumPy gives 0 silently; PyTorch raises (ZeroDivisionError), and so does gradlab,
+    saying what to do. Float division by zero still gives inf or NaN."""
+    op = INTEGER_DIVISIONS[name]
+    ints = gradlab.tensor([3, -3, 4])
+    with pytest.raises(RuntimeError, match=rf"{name}: integer division by zero \(the divisor "
+                                           r"is 0\)\. Fix: convert to float"):
+        op(ints, 0)
+    with pytest.raises(RuntimeError, match=rf"{name}: .*divisor of shape \(3,\) holds a 0"):
+        op(ints, gradlab.tensor([1, 0, 2]))
+    assert op(ints, gradlab.tensor([2, 2, 3])).dtype is gradlab.int64  # no zero: fine
+    assert not np.isfinite(op(ints.float(), 0).numpy()).all()
+
+
+def test_alpha_scales_after_promotion_and_must_be_an_integer_for_integers():
+    """add/sub promote both operands first, then scale: a float64 0-d input makes the
+    result float64 (scaling an int64 first by 2.5 would have given float32)."""
+    out = gradlab.add(gradlab.tensor(1.0, dtype=gradlab.float64), gradlab.tensor([1, 2]),
+                      alpha=2.5)
+    assert out.dtype is gradlab.float64 and out.tolist() == [3.5, 6.0]
+    assert gradlab.sub(gradlab.tensor([5, 6]), gradlab.tensor([1, 2]), alpha=2).tolist() == [3, 2]
+    for op in (gradlab.add, gradlab.sub):
+        with pytest.raises(RuntimeError, match=rf"{op.__name__}: for integer tensors "
+                                               r"\(gradlab.int64\), alpha must be an integer, "
+                                               r"got 2.0 .*x.float\(\)"):
+            op(gradlab.tensor([1]), gradlab.tensor([1]), alpha=2.0)
+
+
+def test_bools_squared_powered_or_clamped_by_numbers_count_as_int64():
+    b = gradlab.tensor([True, False])
+    for out in (b.square(), b ** 2, b.clamp(0, 1)):
+        assert out.dtype is gradlab.int64 and out.tolist() == [1, 0]
+    assert (b ** 0.5).dtype is gradlab.float32  # a float power: the default float
