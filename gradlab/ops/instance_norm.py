@@ -29,7 +29,7 @@ from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from ._util import check_float
 from .activation import _check_tensor
-from .normalization import batch_norm, group_norm
+from .normalization import _check_channel_vector, batch_norm, group_norm
 
 __all__: list = []  # torch.instance_norm exists, but with another signature: functional only
 # Re-exported by gradlab.nn.functional.
@@ -38,14 +38,6 @@ TENSOR_METHODS: list = []
 
 
 # --- instance_norm ------------------------------------------------------------------------------
-
-def _check_instance_vector(what: str, t, channels: int, input: Tensor) -> None:
-    if t is not None and tuple(t.shape) != (channels,):
-        raise RuntimeError(
-            f"instance_norm: {what} should have one value per channel, shape ({channels},), "
-            f"but got {tuple(t.shape)} for an input of shape {tuple(input.shape)} (channels "
-            f"are dim 1)")
-
 
 def _update_running_stats(input: Tensor, running_mean: Tensor, running_var: Tensor,
                           momentum: float) -> None:
@@ -82,7 +74,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
         raise RuntimeError("instance_norm: give both running_mean and running_var, or neither")
     for what, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):
-        _check_instance_vector(what, t, channels, input)
+        _check_channel_vector("instance_norm", what, t, channels, input)
     if not use_input_stats:
         if running_mean is None:
             raise RuntimeError(
