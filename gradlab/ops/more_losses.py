@@ -28,16 +28,13 @@ from ..tensor import Tensor
 from ._loss_reduction import apply_reduction, reduction_mode
 from .activation import logsigmoid, softplus
 from .products import pairwise_distance
+from .regression_losses import _shape
 from .selection import minimum, where
 
 __all__: list = []  # PyTorch has these at torch.nn.functional only
 FUNCTIONAL = ["soft_margin_loss", "multilabel_soft_margin_loss", "poisson_nll_loss",
               "gaussian_nll_loss", "triplet_margin_loss"]
 TENSOR_METHODS: list = []
-
-
-def _shape(t) -> tuple:
-    return tuple(t.shape)
 
 
 def _broadcastable(op: str, a, b, names: str = "input and target") -> None:
