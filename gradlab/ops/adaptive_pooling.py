@@ -11,6 +11,7 @@ dim, mean, then along the other.
 from __future__ import annotations
 
 import math
+from numbers import Integral
 
 import numpy as np
 
@@ -30,9 +31,13 @@ def _adaptive_sizes(op, input, output_size, spatial) -> tuple:
         raise RuntimeError(f"{op}: expected a {spatial + 1}-D or {spatial + 2}-D input, got "
                            f"shape {tuple(input.shape)}")
     size = tuple(input.shape[-spatial:])
-    if isinstance(output_size, int) or output_size is None:
+    if isinstance(output_size, Integral) or output_size is None:
         output_size = (output_size,) * spatial
-    output_size = tuple(s if o is None else o for o, s in zip(output_size, size))
+    output_size = tuple(output_size)
+    if not all(o is None or isinstance(o, Integral) for o in output_size):
+        raise TypeError(f"{op}: output_size must be ints (or None to keep a size), got "
+                        f"{output_size}")
+    output_size = tuple(s if o is None else int(o) for o, s in zip(output_size, size))
     if len(output_size) != spatial or any(o <= 0 for o in output_size):
         raise RuntimeError(f"{op}: output_size must be {spatial} positive ints, got "
                            f"{output_size}")
@@ -74,7 +79,7 @@ def _adaptive_avg(op, input, output_size, spatial) -> Tensor:
     result = _mean_over_windows(input, size[-1], out[-1], last=True)
     if spatial == 2:
         result = _mean_over_windows(result, size[0], out[0], last=False)
-    return result
+    return result.contiguous()  # the gathers leave a transposed layout; PyTorch's is C order
 
 
 def adaptive_avg_pool1d(input, output_size) -> Tensor:
@@ -112,6 +117,11 @@ def _max_over_windows(x: Tensor, size, out, return_indices):
     picked = where(real, x[..., r, c], -math.inf)
     flat = picked.reshape(*picked.shape[:-2], -1)
     values, winner = flat.max(-1)
+    if values.isnan().any():  # PyTorch lets the window's *last* NaN win (max took the first)
+        nan = flat.isnan()
+        last_nan = (flat.shape[-1] - 1) - nan.flip(-1).int().argmax(-1)
+        winner = where(nan.any(-1), last_nan, winner)
+        values = flat.gather(-1, winner.unsqueeze(-1)).squeeze(-1)  # its gradient goes there
     if not return_indices:
         return values
     plane = (r * size[1] + c).expand(real.shape).reshape(*out, -1)

@@ -25,6 +25,8 @@ for the whole batch; so are the two gradients.
 
 from __future__ import annotations
 
+from numbers import Integral
+
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._im2col import ConvGeometry, fold, from_grid, grid, product, product_t, unfold
@@ -178,14 +180,14 @@ class ConvWeightGrad(Function):
 
 def _tuple(value, n: int, what: str, op: str) -> tuple:
     """An int or an n-tuple of ints as an n-tuple (``stride=2`` means 2 along every dim)."""
-    if isinstance(value, int):
-        return (value,) * n
+    if isinstance(value, Integral):  # NumPy's integers too, as PyTorch takes them
+        return (int(value),) * n
     value = tuple(value)
     if len(value) == 1 and n > 1:
         value = value * n
-    if len(value) != n or not all(isinstance(v, int) for v in value):
+    if len(value) != n or not all(isinstance(v, Integral) for v in value):
         raise ValueError(f"{op}: {what} must be an int or a tuple of {n} ints, got {value}")
-    return value
+    return tuple(int(v) for v in value)
 
 
 def _check_positive(values: tuple, what: str, op: str) -> None:

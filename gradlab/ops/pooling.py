@@ -120,7 +120,24 @@ def _max_along(xp, a, axis, geo, exact_nan=False):
             xp.copyto(won, k, where=take)
     if won is None:  # a window of one element
         best, won = best.copy(), xp.zeros(best.shape, dtype=xp.int8)
+    elif geo.pads[axis - 2][0]:
+        _first_inside_on_ties(xp, best, won, axis, geo)
     return best, won
+
+
+def _first_inside_on_ties(xp, best, won, axis, geo) -> None:
+    """A window of -inf keeps its first position *inside* the input, as PyTorch's does.
+
+    The padding holds -inf too, so with strict ``>`` a window whose real values
+    are all -inf would keep offset 0, in the padding (a negative index; the
+    gradient lost). Only the first few windows along ``axis`` start in the padding.
+    """
+    d = axis - 2
+    pad, stride, dilation = geo.pads[d][0], geo.stride[d], geo.dilation[d]
+    for j in range(min(-(-pad // stride), geo.out_size[d])):  # windows starting before 0
+        first = -((j * stride - pad) // dilation)  # ceil((pad - j·stride) / dilation)
+        at = (slice(None),) * axis + (j,)
+        xp.copyto(won[at], first, where=(best[at] == -xp.inf) & (won[at] < first))
 
 
 def _max_pool_2d(xp, buf, geo, exact_nan=False):

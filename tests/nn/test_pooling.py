@@ -184,6 +184,42 @@ def test_tiled_max_pool_second_derivative_like_torch(args):
         np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
+@needs_torch
+@pytest.mark.parametrize("pool, args", [
+    ("max_pool2d", (2, 2, 1)), ("max_pool2d", (3, 1, 1)), ("max_pool2d", ((3, 2), 2, (1, 1), 2)),
+    ("max_pool1d", (3, 2, 1)), ("adaptive_max_pool2d", ((3, 4),)),
+    ("adaptive_max_pool2d", ((2, 5),))])
+def test_max_pool_windows_of_minus_inf_and_nan_pick_as_torch(pool, args):
+    """A window of -inf keeps its first position inside the input (the padding is -inf
+    too, and once won the tie: a negative index, the gradient lost); among NaNs the
+    last wins, in adaptive windows as well."""
+    rng = np.random.default_rng(7)
+    shape = (1, 2, 7) if pool == "max_pool1d" else (1, 2, 5, 7)
+    x = rng.choice([-np.inf, 0.0, 1.0, np.nan], size=shape, p=[0.7, 0.1, 0.1, 0.1])
+    ours, theirs = gradlab.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    og, ig = getattr(gradlab.nn.functional, pool)(ours, *args, return_indices=True)
+    ot, it = getattr(torch.nn.functional, pool)(theirs, *args, return_indices=True)
+    np.testing.assert_array_equal(ig.numpy(), it.numpy())
+    np.testing.assert_array_equal(og.detach().numpy(), ot.detach().numpy())
+    cot = rng.standard_normal(tuple(ot.shape))
+    og.backward(gradlab.tensor(cot))
+    ot.backward(torch.tensor(cot))
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-12)
+
+
+def test_adaptive_pools_give_contiguous_outputs_and_take_numpy_sizes():
+    """Uneven windows gather in another order; the result is C-ordered, as PyTorch's, so
+    ``.view(n, -1)`` after the pool works. NumPy integers are sizes too."""
+    x = gradlab.randn(2, 3, 7, 9)
+    y = gradlab.nn.functional.adaptive_avg_pool2d(x, (3, 4))
+    assert y.is_contiguous() and y.view(2, -1).shape == (2, 36)
+    size = np.int64(2)
+    assert gradlab.nn.functional.adaptive_max_pool2d(x, size).shape == (2, 3, 2, 2)
+    assert gradlab.nn.functional.max_pool2d(x, size).shape == (2, 3, 3, 4)
+    with pytest.raises(TypeError, match="adaptive_avg_pool2d: output_size must be ints"):
+        gradlab.nn.functional.adaptive_avg_pool2d(x, (2.5, 2))
+
+
 def test_max_pool_gradient_goes_to_the_first_max_without_torch():
     x = gradlab.tensor([[[[1.0, 3.0], [3.0, 0.0]]]], requires_grad=True)
     out, idx = gradlab.nn.functional.max_pool2d(x, 2, return_indices=True)
