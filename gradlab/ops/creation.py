@@ -56,7 +56,7 @@ def _infer_numpy(data, dtype_given: bool = False) -> np.ndarray:
             "(bool, int within int64, float) in rectangular nested lists"
         )
     if _has_numpy_values(data):  # NumPy scalars and arrays keep their dtype
-        return arr
+        return arr.astype(_sequence_dtype(data, dtype_given).np, copy=False)
     kind = arr.dtype.kind
     if kind == "u":  # NumPy's choice for Python ints of 2**63 and above
         raise RuntimeError(
@@ -68,6 +68,25 @@ def _infer_numpy(data, dtype_given: bool = False) -> np.ndarray:
     if kind == "i" and arr.dtype != np.int64:
         return arr.astype(np.int64)
     return arr
+
+
+def _sequence_dtype(data, dtype_given: bool):
+    """PyTorch's dtype for a list holding NumPy values: each element's own (a NumPy scalar
+    or array its dtype, a Python float the default dtype, an int int64), promoted. NumPy
+    would make ``[np.float32(1), 2]`` float64; PyTorch makes it float32."""
+    if isinstance(data, (np.ndarray, np.generic)):
+        return _dt.from_numpy_dtype(data.dtype)
+    if isinstance(data, (list, tuple)):
+        result = None
+        for item in data:
+            kind = _sequence_dtype(item, dtype_given)
+            result = kind if result is None else _dt.promote_types(result, kind)
+        return result if result is not None else _dt.get_default_dtype()
+    if isinstance(data, bool):
+        return _dt.bool
+    if isinstance(data, int):
+        return _dt.int64
+    return _dt.float64 if dtype_given else _dt.get_default_dtype()
 
 
 def _has_numpy_values(data) -> bool:
