@@ -231,6 +231,15 @@ def add_at(target, index, values) -> None:
     last write wins); the backward of reading ``x[[0, 0]]`` must add both.
     """
     xp = xp_for(target)
+    if xp is np and type(index) is np.ndarray and target.ndim > 1 and \
+            target.flags.c_contiguous and index.dtype.kind in "iu":
+        # Whole rows (an embedding's backward): NumPy's add.at is ~3-4x faster adding
+        # single elements at flat positions than rows at row numbers.
+        row = int(np.prod(target.shape[1:]))
+        flat = (index.reshape(-1, 1) * row + np.arange(row)).reshape(-1)
+        rows = np.broadcast_to(values, index.shape + target.shape[1:])
+        np.add.at(target.reshape(-1), flat, rows.reshape(-1))
+        return
     ufunc_at = getattr(xp.add, "at", None)
     if ufunc_at is not None:
         ufunc_at(target, index, values)

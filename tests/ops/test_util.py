@@ -6,6 +6,7 @@ import sys
 import types
 
 import numpy as np
+import pytest
 
 from gradlab.ops import _util
 
@@ -38,3 +39,20 @@ def test_array_norm_is_the_float64_2_norm_of_any_raw_array():
     assert array_norm(np.array([3 + 4j])) == 5.0  # complex values by magnitude
     assert array_norm(np.zeros((0, 3))) == 0.0
     assert array_norm(np.array([1, 2, 2], dtype=np.int64)) == 3.0
+
+
+@pytest.mark.parametrize("index_shape, value_shape", [((7,), (7, 3, 2)), ((2, 4), (2, 4, 3, 2)),
+                                                    ((5,), (2,)), ((6,), ())])
+def test_add_at_adds_each_repeat_of_a_row_even_negative_ones(index_shape, value_shape):
+    """Whole rows go through flat positions (faster); repeats add, -1 is the last row,
+    values broadcast as in ``target[index] += values``."""
+    rng = np.random.default_rng(0)
+    index = rng.integers(-4, 4, size=index_shape)
+    values = rng.standard_normal(value_shape)
+    target = rng.standard_normal((4, 3, 2))
+    expected = target.copy()
+    for pos, row in zip(index.reshape(-1), np.broadcast_to(
+            values, index.shape + (3, 2)).reshape(-1, 3, 2)):
+        expected[pos] += row
+    _util.add_at(target, index, values)
+    np.testing.assert_allclose(target, expected, rtol=1e-14)
