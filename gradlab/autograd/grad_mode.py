@@ -118,10 +118,13 @@ class set_grad_enabled(_Mode):  # noqa: N801
 
 
 class inference_mode(_Mode):  # noqa: N801
-    """Like ``no_grad``, and tensors made inside are marked as inference tensors.
+    """Like ``no_grad``: nothing inside records a graph.
 
-    gradlab has no separate inference dispatch, so the saving is the same as
-    ``no_grad``; the mode is tracked so code can ask ``is_inference_mode_enabled()``.
+    PyTorch also marks the tensors made inside as inference tensors (cheaper
+    to make, refused later by autograd). gradlab has no separate inference
+    dispatch, so the saving is the same as ``no_grad`` and no tensor is marked
+    (``Tensor.is_inference()`` is always False); the mode is tracked so code
+    can ask ``is_inference_mode_enabled()``.
     ``inference_mode(False)`` turns both off again (recording on), as in PyTorch.
     """
 
