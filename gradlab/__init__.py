@@ -82,7 +82,9 @@ from .backends import mps as _mps  # noqa: E402, F401 - gradlab.backends.mps
 from .compiler import compile  # noqa: E402, A004 - PyTorch's name
 from .legacy_types import *  # noqa: E402, F403 - FloatTensor, LongTensor ...
 from .serialization import *  # noqa: E402, F403
+from .settings import *  # noqa: E402, F403 - default device, determinism, matmul precision
 from .threads import get_num_threads, set_num_threads  # noqa: E402
+from .type_info import can_cast, finfo, iinfo  # noqa: E402
 
 __version__ = "0.1.0"
 

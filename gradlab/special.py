@@ -2,7 +2,8 @@
 
 Most names are gradlab's own ops under the names ``torch.special`` gives them
 (``expit`` is ``sigmoid``, ``gammaln`` is ``lgamma``, ``psi`` is ``digamma``,
-``multigammaln`` is ``mvlgamma``). Not here yet: the Bessel functions and ``entr``.
+``multigammaln`` is ``mvlgamma``). Not here yet: ``entr`` and the Bessel
+functions beyond ``i0`` and ``i1`` (in ``ops/bessel.py``).
 The rest are short compositions of differentiable ops, so their gradients,
 double backward and forward mode come with them:
 
@@ -36,11 +37,12 @@ from .ops import (
     where,
     xlogy,
 )
+from .ops.bessel import i0, i1
 from .tensor import Tensor
 
-__all__ = ["digamma", "erf", "erfc", "erfinv", "exp2", "expm1", "expit", "gammaln", "log1p",
-           "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi",
-           "round", "sinc", "softmax", "xlogy", "xlog1py"]
+__all__ = ["digamma", "erf", "erfc", "erfinv", "exp2", "expm1", "expit", "gammaln", "i0", "i1",
+           "log1p", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri",
+           "polygamma", "psi", "round", "sinc", "softmax", "xlogy", "xlog1py"]
 
 expit = sigmoid  # the logistic function's name in statistics: 1 / (1 + e^-x)
 gammaln = lgamma  # SciPy's names for the gamma family

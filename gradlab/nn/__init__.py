@@ -8,3 +8,4 @@ file), their ops in :mod:`gradlab.nn.functional`, weight initialisers in
 from . import functional, init, utils
 from .modules import *
 from .parameter import *
+from .parameter_lazy import UninitializedBuffer, UninitializedParameter

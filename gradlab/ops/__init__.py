@@ -9,6 +9,8 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``unary``                    exp, log, sqrt, sin, tanh, sigmoid, relu, floor ...
 ``trigonometry``             asin, atan2, sinh, atanh, deg2rad, hypot, sinc ...
 ``special_math``             logit, xlogy, logaddexp, fmod, nan_to_num, heaviside ...
+``nan_aware``                fmax, fmin (NaN means missing), isposinf, isneginf, isreal
+``bessel``                   i0 (+ special.i1): Bessel functions, each the other's derivative
 ``error_function``           erfc, erfinv
 ``float_parts``              copysign, nextafter, ldexp, frexp (sign, neighbour, power of two)
 ``integer_math``             gcd, lcm, bitwise_left_shift (<<), bitwise_right_shift (>>)
@@ -24,19 +26,25 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``repetition``               repeat_interleave, diff, take, broadcast_tensors, ravel
 ``statistics``               var, std, var_mean, std_mean, norm
 ``covariance``               cov, corrcoef, trapezoid, cumulative_trapezoid, renorm (compositions)
+``legacy_norms``             dist, frobenius_norm, nuclear_norm (over linalg's norms)
 ``softmax_family``           softmax, log_softmax, logsumexp
 ``linalg``                   matmul, bmm, dot, einsum ...
 ``products``                 tensordot, inner, mv, kron, cross, cdist, cosine_similarity ...
 ``solvers``                  inverse, det, logdet, slogdet (+ linalg.inv, linalg.solve)
+``matrix_functions``         matrix_exp, matrix_power, pinverse, chain_matmul, addr, vdot
 ``decompositions``           cholesky (+ linalg.eigh, linalg.svd, linalg.qr ...)
+``legacy_linalg``            torch.qr, svd (returns V), lu, lu_unpack, lu_solve, cholesky_solve ...
 ``shape``                    reshape, view, transpose, permute, expand, squeeze ...
 ``reordering``               flip, roll, repeat, tile (copies in a new order)
 ``padding``                  narrow, pad (each is the other's backward)
 ``triangular``               tril, triu
 ``diagonals``                diag, diagonal (a view), diag_embed, diagflat, trace, tril_indices
 ``joining``                  cat, stack, split, chunk, unbind, tensor_split
+``stacking``                 column_stack, dstack, hsplit, vsplit, split_with_sizes, argwhere ...
 ``indexing``                 x[i], x[mask], x[i] = v, index_put, masked_fill, nonzero
 ``gather_scatter``           gather, scatter, scatter_add, index_select, index_add ...
+``scatter_reductions``       scatter_reduce, index_reduce (sum, prod, mean, amax, amin)
+``view_scatter``             slice_scatter, select_scatter, diagonal_scatter (a view replaced)
 ``index_writes``             index_copy, index_fill, masked_scatter, put (IndexPut under new names)
 ``activation``               leaky_relu, elu, gelu, silu, softplus, erf ...
 ``shrink_activations``       softshrink, hardshrink, softsign, softmin, glu, prelu, rrelu ...
@@ -47,23 +55,40 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``pooling``                  max_pool1d/2d (and the window geometry all pools share)
 ``avg_pooling``              avg_pool1d/2d (backward spreads each gradient evenly)
 ``adaptive_pooling``         adaptive_avg_pool1d/2d, adaptive_max_pool1d/2d
+``volumetric``               conv3d, conv_transpose3d (depth gathered, then ONE 2-D conv)
+``volumetric_pooling``       max_pool3d, avg_pool3d, adaptive_*_pool3d (2-D pools + depth taps)
+``unpooling``                max_unpool1d/2d/3d (a scatter), lp_pool1d/2d/3d, *_with_indices
+``pairwise``                 pdist (all pairs of rows), channel_shuffle (a composition)
 ``normalization``            batch_norm, layer_norm, group_norm
 ``instance_norm``            instance_norm, local_response_norm (nn.functional only)
 ``pixel_ops``                pixel_shuffle, pixel_unshuffle, rms_norm (compositions)
 ``dropout_family``           dropout, dropout2d, alpha_dropout (random zeroing while training)
 ``lookup``                   embedding (rows of a table picked by index)
+``embedding_bag``            embedding_bag (each bag's rows summed, averaged or maxed; F only)
 ``matrix_building``          block_diag, cartesian_prod, combinations, vander, rot90, atleast_2d ...
 ``losses``                   bce, kl_div, margin losses ... (mostly nn.functional only)
 ``regression_losses``        mse_loss, l1_loss, smooth_l1_loss, huber_loss (nn.functional only)
 ``classification_losses``    cross_entropy, nll_loss, multi_margin_loss (nn.functional only)
 ``more_losses``              soft_margin_loss, gaussian_nll_loss, triplet_margin_loss ...
+``ctc``                      ctc_loss (the alpha-beta recursion over all alignments)
+``margin_losses``            multilabel_margin_loss, triplet_margin_with_distance_loss
+``gumbel``                   gumbel_softmax (a sample a gradient passes through; F only)
 ``inplace``                  add_, mul_, zero_, copy_ ... (and how versions work)
-``random_fills``             normal_, uniform_, bernoulli_, exponential_ (methods only)
+``inplace_forms``            cos_, floor_, eq_, floor_divide_, addmm_ ..., //=; ger, greater
+``nn_inplace``               F.elu_, F.leaky_relu_, F.hardtanh_, torch.dropout_ ...
+``random_fills``             normal_, uniform_, bernoulli_, cauchy_, random_ ... (methods only)
+``discrete_sampling``        bernoulli, poisson, binomial (a draw per element; zero gradient)
 ``sorting``                  sort, argsort, topk, kthvalue, unique
 ``resampling``               interpolate (nearest, linear, bilinear ...)
+``grid_sampling``            affine_grid, grid_sample (spatial transformers; compositions)
 ``attention``                scaled_dot_product_attention
 ``creation``                 tensor, zeros, ones, full, arange, eye ... (no gradient)
 ``sampling``                 rand, randn, randint, normal, multinomial ... (no gradient)
+``progressions``             logspace, range (end included; no gradient)
+``filling``                  scalar_tensor, fill (out-of-place; differentiable in the value)
+``buffers``                  asarray, frombuffer, empty_strided (shared or hand-laid memory)
+``windows``                  hann_window, hamming_window, blackman_window, kaiser_window ...
+``introspection``            is_floating_point, is_signed, is_nonzero, storage_offset, typename
 ===========================  ====================================================================
 
 Modules whose names start with ``_`` hold helpers, not ops: ``_util`` (for
@@ -83,6 +108,8 @@ from . import (
     arithmetic,
     attention,
     avg_pooling,
+    bessel,
+    buffers,
     classification_losses,
     comparison,
     conversion,
@@ -90,33 +117,49 @@ from . import (
     counting,
     covariance,
     creation,
+    ctc,
     cumulative,
     decompositions,
     dense,
     diagonals,
+    discrete_sampling,
     dropout_family,
+    embedding_bag,
     error_function,
+    filling,
     float_parts,
     fused,
     gamma_functions,
     gather_scatter,
+    grid_sampling,
+    gumbel,
     index_writes,
     indexing,
     inplace,
+    inplace_forms,
     instance_norm,
     integer_math,
+    introspection,
     joining,
+    legacy_linalg,
+    legacy_norms,
     linalg,
     lookup,
     losses,
+    margin_losses,
     matrix_building,
+    matrix_functions,
     more_losses,
+    nan_aware,
+    nn_inplace,
     normalization,
     order_statistics,
     padding,
+    pairwise,
     pixel_ops,
     pooling,
     products,
+    progressions,
     random_fills,
     reduction,
     regression_losses,
@@ -125,6 +168,7 @@ from . import (
     resampling,
     sampling,
     scans,
+    scatter_reductions,
     selection,
     shape,
     shrink_activations,
@@ -133,17 +177,25 @@ from . import (
     solvers,
     sorting,
     special_math,
+    stacking,
     statistics,
     triangular,
     trigonometry,
     unary,
     unary_backward,
+    unpooling,
+    view_scatter,
+    volumetric,
+    volumetric_pooling,
+    windows,
 )
 from .activation import *  # noqa: F403
 from .adaptive_pooling import *  # noqa: F403
 from .arithmetic import *  # noqa: F403
 from .attention import *  # noqa: F403
 from .avg_pooling import *  # noqa: F403
+from .bessel import *  # noqa: F403
+from .buffers import *  # noqa: F403
 from .classification_losses import *  # noqa: F403
 from .comparison import *  # noqa: F403
 from .conversion import *  # noqa: F403
@@ -151,34 +203,50 @@ from .convolution import *  # noqa: F403
 from .counting import *  # noqa: F403
 from .covariance import *  # noqa: F403
 from .creation import *  # noqa: F403
+from .ctc import *  # noqa: F403
 from .cumulative import *  # noqa: F403
 from .decompositions import *  # noqa: F403
 from .dense import *  # noqa: F403
 from .diagonals import *  # noqa: F403
+from .discrete_sampling import *  # noqa: F403
 from .dropout_family import *  # noqa: F403
+from .embedding_bag import *  # noqa: F403
 from .error_function import *  # noqa: F403
+from .filling import *  # noqa: F403
 from .float_parts import *  # noqa: F403
 from .fused import *  # noqa: F403
 from .gamma_functions import *  # noqa: F403
 from .gather_scatter import *  # noqa: F403
+from .grid_sampling import *  # noqa: F403
+from .gumbel import *  # noqa: F403
 from .index_writes import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .inplace import *  # noqa: F403
+from .inplace_forms import *  # noqa: F403
 from .instance_norm import *  # noqa: F403
 from .integer_math import *  # noqa: F403
+from .introspection import *  # noqa: F403
 from .joining import *  # noqa: F403
+from .legacy_linalg import *  # noqa: F403
+from .legacy_norms import *  # noqa: F403
 from .linalg import *  # noqa: F403
 from .lookup import *  # noqa: F403
 from .losses import *  # noqa: F403
+from .margin_losses import *  # noqa: F403
 from .matrix_building import *  # noqa: F403
+from .matrix_functions import *  # noqa: F403
 from .methods import install_methods
 from .more_losses import *  # noqa: F403
+from .nan_aware import *  # noqa: F403
+from .nn_inplace import *  # noqa: F403
 from .normalization import *  # noqa: F403
 from .order_statistics import *  # noqa: F403
 from .padding import *  # noqa: F403
+from .pairwise import *  # noqa: F403
 from .pixel_ops import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .products import *  # noqa: F403
+from .progressions import *  # noqa: F403
 from .random_fills import *  # noqa: F403
 from .reduction import *  # noqa: F403
 from .regression_losses import *  # noqa: F403
@@ -187,6 +255,7 @@ from .repetition import *  # noqa: F403
 from .resampling import *  # noqa: F403
 from .sampling import *  # noqa: F403
 from .scans import *  # noqa: F403
+from .scatter_reductions import *  # noqa: F403
 from .selection import *  # noqa: F403
 from .shape import *  # noqa: F403
 from .shrink_activations import *  # noqa: F403
@@ -195,11 +264,17 @@ from .softmax_family import *  # noqa: F403
 from .solvers import *  # noqa: F403
 from .sorting import *  # noqa: F403
 from .special_math import *  # noqa: F403
+from .stacking import *  # noqa: F403
 from .statistics import *  # noqa: F403
 from .triangular import *  # noqa: F403
 from .trigonometry import *  # noqa: F403
 from .unary import *  # noqa: F403
 from .unary_backward import *  # noqa: F403
+from .unpooling import *  # noqa: F403
+from .view_scatter import *  # noqa: F403
+from .volumetric import *  # noqa: F403
+from .volumetric_pooling import *  # noqa: F403
+from .windows import *  # noqa: F403
 
 FAMILIES = (arithmetic, fused, unary, trigonometry, special_math, error_function, gamma_functions,
             unary_backward, float_parts, integer_math,
@@ -208,13 +283,17 @@ FAMILIES = (arithmetic, fused, unary, trigonometry, special_math, error_function
             softmax_family,
             linalg, shape, reordering, padding, triangular, joining,
             indexing, gather_scatter, index_writes,
-            activation, conversion, inplace, random_fills, dense,
+            activation, conversion, inplace, inplace_forms, nn_inplace, random_fills, dense,
             convolution, sliding_windows, pooling, avg_pooling, adaptive_pooling, normalization,
             dropout_family, lookup, losses, regression_losses, classification_losses, more_losses,
-            sorting,
-            resampling, attention, solvers, decompositions, creation, sampling,
+            ctc, margin_losses, gumbel, sorting,
+            resampling, grid_sampling, attention, solvers, decompositions, creation, sampling,
+            discrete_sampling, progressions, filling, buffers, windows, introspection,
             shrink_activations, pixel_ops, diagonals, products, matrix_building,
-            instance_norm)
+            scatter_reductions, view_scatter,
+            matrix_functions, legacy_linalg,
+            nan_aware, bessel, legacy_norms, stacking,
+            instance_norm, embedding_bag, unpooling, pairwise, volumetric, volumetric_pooling)
 """The op families; each binds the functions its TENSOR_METHODS names onto Tensor."""
 
 install_methods(FAMILIES)

@@ -16,7 +16,9 @@ An in-place op is its out-of-place op plus three things:
    (``autograd/views.py``), so the base's gradient stays right as well.
 
 ``apply_inplace`` below does all three for every in-place op in gradlab,
-``x[idx] = v``, ``masked_fill_`` and ``scatter_`` included.
+``x[idx] = v``, ``masked_fill_`` and ``scatter_`` included; ``apply_inplace_fn``
+is the same for an op given as a function (a composition such as
+``reciprocal_``, or ``eq_``: see ``inplace_forms.py`` for the other forms).
 
 A leaf that requires grad cannot be changed in place while grad mode is on
 (the graph would lose the value the leaf had); update weights under
@@ -38,7 +40,7 @@ from ..autograd.grad_mode import state
 from ..autograd.views import rebase_view, replay_view
 from ..storage import Storage
 from ..tensor import Tensor
-from . import arithmetic, fused, selection, unary
+from . import arithmetic, filling, fused, selection, unary
 from ._util import as_operand, tangent_sum, unbroadcast, xp_for
 
 __all__ = ["add_", "sub_", "mul_", "div_", "pow_", "neg_", "exp_", "log_", "sqrt_", "abs_",
@@ -68,7 +70,7 @@ def apply_inplace(op: type[Function], target: Tensor, *args, convert: bool = Tru
     """
     _check_target(op.name + "_", target)
     if convert:
-        args = tuple(_operand_for(op, target, a) for a in args)
+        args = tuple(_operand_for(op.name + "_", target, a) for a in args)
         if op in _UFUNCS and state.dual is None and not _records_history(target, args) and \
                 _fits(target, args[0]):
             _direct_form(op).apply(target, *args)  # e.g. p -= lr * g under no_grad
@@ -76,6 +78,19 @@ def apply_inplace(op: type[Function], target: Tensor, *args, convert: bool = Tru
             return target
     return _in_place(op.name + "_", target, lambda old: _inplace_form(op).apply(old, *args),
                      args)
+
+
+def apply_inplace_fn(name: str, target: Tensor, fn, *args, convert: bool = True,
+                     **kwargs) -> Tensor:
+    """``target`` becomes ``fn(target, *args, **kwargs)``, in place: ``apply_inplace`` for an
+    op that is a composition (``reciprocal_`` is ``1 / x``) or whose public function does
+    the checking (``floor_divide_`` refuses integer division by 0). The same mechanism:
+    versions, history rebase, views and forward mode; ``fn``'s nodes become the history.
+    """
+    _check_target(name, target)
+    if convert:
+        args = tuple(_operand_for(name, target, a) for a in args)
+    return _in_place(name, target, lambda old: fn(old, *args, **kwargs), args)
 
 
 # With nothing to record, these ops write straight into the tensor's memory, as
@@ -223,7 +238,7 @@ def _refuse_wider(name: str, result, target: Tensor) -> None:
         )
 
 
-def _operand_for(op, target: Tensor, value):
+def _operand_for(name: str, target: Tensor, value):
     """Convert an operand to the target's dtype, refusing casts PyTorch refuses."""
     if isinstance(value, Tensor) and value.dtype is target.dtype and \
             value._device is target._device:
@@ -231,7 +246,7 @@ def _operand_for(op, target: Tensor, value):
     value = as_operand(value, target) if not isinstance(value, (Tensor, type(None))) else value
     if value is None or isinstance(value, tuple):
         return value
-    _refuse_wider(op.name + "_", _dt.result_type(target, value), target)
+    _refuse_wider(name, _dt.result_type(target, value), target)
     if isinstance(value, Tensor):
         if value.device is not target.device:
             value = value.to(target.device)
@@ -320,42 +335,27 @@ def clamp_(input, min=None, max=None) -> Tensor:  # noqa: A002
     if min is None and max is None:
         raise RuntimeError("clamp_: at least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        _check_target("clamp_", input)
-        return _in_place("clamp_", input, lambda old: selection.clamp(old, min, max), (min, max))
+        return apply_inplace_fn("clamp_", input, selection.clamp, min, max, convert=False)
     return apply_inplace(selection.Clamp, input, min, max)
 
 
 clip_ = clamp_
 
 
-class Fill(Function):
-    """Set every value to a constant.   The old values get no gradient (they are gone)."""
-
-    raw = True
-
-    @staticmethod
-    def forward(ctx, a, value):
-        return xp_for(a).full_like(a, value)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return None, None
-
-    @staticmethod
-    def jvp(ctx, *tangents):
-        """ẏ = 0: a constant doesn't move."""
-        return None
-
-
 def fill_(input, value) -> Tensor:
+    """Every element becomes ``value``; a 0-d tensor value gets the summed gradient, and the
+    old values get zeros (they are gone), as in PyTorch."""
     if isinstance(value, Tensor):
         if value.numel() != 1:
             raise RuntimeError(f"fill_: the value must be a number or a one-element tensor, "
                                f"got shape {tuple(value.shape)}")
+        if value._requires_grad and state.enabled:
+            return apply_inplace_fn("fill_", input, filling.fill, value.reshape(()),
+                                    convert=False)
         value = value.item()
     if not input.dtype.is_floating_point:  # fill_ truncates into integer tensors, as in PyTorch
         value = bool(value) if input.dtype is _dt.bool else int(value)
-    return apply_inplace(Fill, input, value)
+    return apply_inplace(filling.Fill, input, value)
 
 
 def zero_(input) -> Tensor:

@@ -2,7 +2,9 @@
 
 Every sampler takes a ``generator`` (else the device's default one, seeded by
 ``gradlab.manual_seed``) and draws on the tensor's device, so a seeded run
-gives the same numbers on each run. None of these record a graph.
+gives the same numbers on each run. None differentiates through the draw:
+``normal`` of tensors is in the graph but sends its mean and std zero
+gradients, as PyTorch's does.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dt
+from ..autograd.function import Function
 from ..backends import cpu
 from ..backends import device as as_device
 from ..random import get_generator
@@ -173,10 +176,13 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     """Normal samples: ``normal(mean, std, size)`` for numbers, elementwise for tensors."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         ref = mean if isinstance(mean, Tensor) else std
+        if isinstance(std, Tensor) and std.numel() and bool((std < 0).any()):
+            raise RuntimeError(f"normal expects all elements of std >= 0.0, got a std of "
+                               f"shape {tuple(std.shape)} with negative entries. Fix: pass a "
+                               "standard deviation (e.g. log_std.exp()), not a log or a variance")
         shape = np.broadcast_shapes(getattr(mean, "shape", ()), getattr(std, "shape", ()))
         noise = randn(*shape, generator=generator, dtype=ref.dtype, device=ref.device)
-        with _no_grad():
-            return (noise * std + mean).detach()
+        return Normal.apply(mean, std, noise)
     if size is None:
         raise TypeError("normal: give size for float mean and std, e.g. normal(0, 1, (3,))")
     if std < 0:
@@ -189,10 +195,34 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     return z
 
 
-def _no_grad():
-    from ..autograd.grad_mode import no_grad
+class Normal(Function):
+    """``mean + std · noise`` for tensor ``mean``/``std``: a draw, not a function of them.
 
-    return no_grad()
+    As in PyTorch, the sample is in the graph but sends mean and std exactly
+    zero gradients (the reparameterised ``mean + std * randn_like(std)`` is
+    what differentiates through the draw).
+    """
+
+    raw = True
+
+    @staticmethod
+    def forward(ctx, mean, std, noise):
+        ctx.node_name = _NORMAL_NODE_NAMES[hasattr(mean, "shape"), hasattr(std, "shape")]
+        return noise * std + mean
+
+    @staticmethod
+    def backward(ctx, grad):
+        return tuple(None if shape is None else grad.new_zeros(shape)
+                     for shape in ctx.input_shapes)
+
+    @staticmethod
+    def jvp(ctx, *tangents):
+        """ẏ = 0: the draw doesn't move with its parameters."""
+        return None
+
+
+_NORMAL_NODE_NAMES = {(True, False): "NormalBackward1", (False, True): "NormalBackward2",
+                      (True, True): "NormalBackward3"}
 
 
 def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,

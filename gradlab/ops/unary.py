@@ -370,7 +370,35 @@ def _step(name: str, xp_name: str):
 Sign, sign = _step("sign", "sign")
 Floor, floor = _step("floor", "floor")
 Ceil, ceil = _step("ceil", "ceil")
-Round, round = _step("round", "round")  # noqa: A001 - PyTorch's name
+Round, _round_half_even = _step("round", "round")
+
+
+class RoundDecimals(_StepFunction):
+    """round(a · 10^d) / 10^d, d digits after the point (d < 0: round(a / 10^-d) · 10^-d,
+    PyTorch's formula; NumPy's multiplies by 10^d there and rounds differently). d/da = 0."""
+
+    name, node_name = "round", "RoundBackward1"
+
+    @staticmethod
+    def forward(ctx, a, decimals):
+        xp = xp_for(a)
+        if decimals >= 0:
+            scale = 10.0 ** decimals
+            return xp.round(a * scale) / scale
+        scale = 10.0 ** -decimals
+        return xp.round(a / scale) * scale
+
+
+def round(input, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
+    """Round half to even; with ``decimals``, to that many digits after the point (negative:
+    to tens, hundreds ...). Piecewise constant, so d/dx = 0."""
+    if decimals == 0:
+        return _round_half_even(input)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"round: decimals={decimals} needs a floating point tensor, got "
+                           f"{input.dtype}; an integer has no digits after the point. Fix: drop "
+                           "decimals, or x = x.float() first")
+    return RoundDecimals.apply(input, int(decimals))
 Trunc, trunc = _step("trunc", "trunc")
 
 

@@ -414,3 +414,17 @@ def test_integer_addcmul_in_place_stays_integer():
     x = gradlab.tensor([1, 2])
     x.addcmul_(gradlab.tensor([3, 4]), gradlab.tensor([5, 6]), value=2)
     assert x.dtype is gradlab.int64 and x.tolist() == [31, 50]
+
+
+@needs_torch
+def test_fill_with_a_tensor_value_sends_it_the_summed_gradient_like_torch():
+    """``y.fill_(v)``: every element is v, so dL/dv = Σ dL/dy; the old values get zeros."""
+    grads = []
+    for lib in (gradlab, torch):
+        x = lib.ones(3, requires_grad=True)
+        v = lib.tensor(2.0, requires_grad=True)
+        y = x * 1
+        y.fill_(v)
+        (y * lib.arange(3.0)).sum().backward()
+        grads.append((x.grad.tolist(), v.grad.item(), y.tolist()))
+    assert grads[0] == grads[1] == ([0.0, 0.0, 0.0], 3.0, [2.0, 2.0, 2.0])

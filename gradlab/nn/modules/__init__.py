@@ -5,10 +5,13 @@ from .activation_extra import *
 from .attention import *
 from .container import *
 from .conv import *
+from .ctc_and_margin_losses import *
 from .dropout import *
+from .embedding_bag import *
 from .flatten import *
 from .fold import *
 from .instance_norm import *
+from .lazy import *
 from .linear import *
 from .loss import *
 from .module import *
@@ -19,4 +22,6 @@ from .rnn import *
 from .simple_layers import *
 from .sparse import *
 from .transformer import *
+from .unpooling import *
 from .upsampling import *
+from .volumetric import *
