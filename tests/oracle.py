@@ -273,6 +273,32 @@ NONFINITE = np.array([np.nan, np.inf, 1.0, -np.inf, 0.0, 2.0, np.nan, -1.0])
 """The output gradients of ``check_nonfinite_gradients``: NaN and ±inf among numbers."""
 
 
+def check_layout_against_torch(case: OpCase, device: str) -> None:
+    """Every output is contiguous where PyTorch's is, for C-ordered inputs and for
+    transposed (Fortran-ordered) ones. NumPy keeps a transposed input's order through
+    most ops; PyTorch returns C order from all but the elementwise ones, and code that
+    ``.view``s a result relies on it."""
+    for order in ("C", "F"):
+        arrays = [np.asfortranarray(a) if order == "F" and a.ndim >= 2 else a
+                  for a in make_arrays(case, case.shapes, rng=np.random.default_rng(0))]
+        torch.manual_seed(0)
+        try:
+            theirs = as_tuple(case.fn(torch, *[torch.from_numpy(a.copy(order="K"))
+                                               for a in arrays]))
+        except RuntimeError:
+            if order == "C":
+                raise
+            continue  # the row's code needs C order (it views its input): so does PyTorch
+        gradlab.manual_seed(0)
+        ours = as_tuple(case.fn(gradlab, *[gradlab.from_numpy(a.copy(order="K")).to(device)
+                                           for a in arrays]))
+        for k, (o, t) in enumerate(zip(ours, theirs)):
+            if isinstance(t, torch.Tensor) and t.is_contiguous():
+                assert isinstance(o, gradlab.Tensor) and o.is_contiguous(), (
+                    f"{case.id}: output {k} has strides {o.stride()} for shape "
+                    f"{tuple(o.shape)} ({order}-ordered inputs), PyTorch's is contiguous")
+
+
 def check_nonfinite_gradients(case: OpCase, device: str) -> None:
     """NaN and inf output gradients stay where PyTorch's do: wherever PyTorch's input
     gradient is finite, gradlab's is finite and equal. (A mask applied as ``grad * 0``
@@ -445,6 +471,9 @@ def standard_op_tests(cases: list[OpCase], prefix: str = "") -> dict[str, Callab
     def matches_torch_nonfinite_gradients(case, device):
         check_nonfinite_gradients(case, device)
 
+    def matches_torch_layout(case, device):
+        check_layout_against_torch(case, device)
+
     selected = [
         (forward_matches_numpy, [c for c in cases if c.numpy is not None], False),
         (gradcheck, [c for c in cases if c.grad], False),
@@ -455,6 +484,7 @@ def standard_op_tests(cases: list[OpCase], prefix: str = "") -> dict[str, Callab
         (matches_torch_non_contiguous, [c for c in cases if c.strided], True),
         (matches_torch_nonfinite_gradients, [c for c in cases if c.grad and c.nonfinite],
          True),
+        (matches_torch_layout, cases, True),
     ]
     tests = {}
     for check, rows, torch_only in selected:

@@ -250,6 +250,8 @@ def _dispatch(fn, args):
             not fn.returns_input:
         # The common case, kept short: one freshly allocated NumPy array
         # (what _output does, inlined).
+        if result.ndim > 1 and not result.flags.c_contiguous:
+            result = _in_c_order(result, node)
         diff = record and (result.dtype.kind == "f" or result.dtype == _bfloat16) and (
             ctx._non_differentiable is None or id(result) not in ctx._non_differentiable)
         out = _new_tensor(Tensor)
@@ -332,13 +334,15 @@ def _wrap(r, k, fn, args, device, node):
         data, storage = r._data, r._storage
     else:
         data = r
-        if r.base is None and not fn.returns_input:
-            storage = Storage(r.nbytes, device if device is not None else _device_of(r))
-        else:
+        if r.base is not None or fn.returns_input:
             viewed = _viewed_input(r, args)
-            storage = viewed._storage if viewed is not None else Storage(
-                (r if r.base is None else r.base).nbytes,
-                device if device is not None else _device_of(r))
+        if viewed is None:  # a new array (of its own, or a view of a temporary)
+            if not fn.returns_input and r.ndim > 1 and not r.flags.c_contiguous:
+                data = r = _in_c_order(r, node)
+            storage = Storage((r if r.base is None else r.base).nbytes,
+                              device if device is not None else _device_of(r))
+        else:
+            storage = viewed._storage
     t = _output(data, storage, node, k, r)
     if viewed is not None and not fn.returns_input:
         # Remember how to make this view from its base, so that an in-place
@@ -361,6 +365,29 @@ def _output(data, storage, node, k, result=None):
 _bfloat16 = np.dtype(ml_dtypes.bfloat16)  # a float whose NumPy kind is 'V', not 'f'
 _new_tensor = object.__new__
 _ndarray, _np_generic, _np_asarray = np.ndarray, np.generic, np.asarray
+
+
+def _in_c_order(array, node):
+    """``array`` copied to C order (contiguous), what forward saved pointing at the copy.
+
+    PyTorch's ops return contiguous results, but NumPy keeps the order of a
+    transposed input: ``softmax(x.t(), 0)`` would come out transposed, and a
+    ``.view`` of it fail. Views of inputs stay views (the dispatcher never
+    gets here for them), and in-place ops write where they must.
+    """
+    if type(array) is _ndarray:
+        copy = np.ascontiguousarray(array)
+    else:  # CuPy copies onto the current device: make it the array's
+        dev = _device_of(array)
+        with dev.backend.use_device(dev.index):
+            copy = dev.backend.xp.ascontiguousarray(array)
+    if node is not None:
+        if node._saved:
+            node._saved = tuple(copy if item is array else item for item in node._saved)
+        if node._non_differentiable is not None:
+            node._non_differentiable = tuple(id(copy) if i == id(array) else i
+                                             for i in node._non_differentiable)
+    return copy
 
 
 def _arrays_not_scalars(result, node):

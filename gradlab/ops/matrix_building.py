@@ -173,11 +173,11 @@ def rot90(input, k: int = 1, dims=(0, 1)) -> Tensor:
                            f"Fix: name two dims, e.g. dims=(0, 1)")
     k = int(k) % 4
     if k == 1:
-        return flip(input, d1).transpose(d0, d1)
+        return flip(input, d1).transpose(d0, d1).contiguous()  # a new tensor, as PyTorch's
     if k == 2:
         return flip(input, (d0, d1))
     if k == 3:
-        return flip(input, d0).transpose(d0, d1)
+        return flip(input, d0).transpose(d0, d1).contiguous()
     return input.clone()
 
 

@@ -76,7 +76,8 @@ class Cumprod(Function):
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = dim
-        out = a.copy() if dim is None else xp_for(a).cumprod(a, axis=dim)
+        xp = xp_for(a)
+        out = a.copy() if dim is None else xp.ascontiguousarray(xp.cumprod(a, axis=dim))
         ctx.save_for_backward(a, out)
         return out
 

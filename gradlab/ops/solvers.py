@@ -275,7 +275,7 @@ def solve_of(op: str, A: Tensor, B: Tensor, left: bool = True) -> Tensor:
     if vector:
         return Solve.apply(A, B, True, op)
     x = Solve.apply(A, rhs, False, op)
-    return x if left else x.mT
+    return x if left else x.mT.contiguous()  # C order, as PyTorch's result
 
 
 def det_of(op: str, A: Tensor) -> Tensor:

@@ -117,7 +117,7 @@ def _sort_order(a, dim: int, descending: bool):
     if not descending:
         return xp.argsort(a, axis=dim, kind="stable")
     order = xp.argsort(xp.flip(a, axis=dim), axis=dim, kind="stable")
-    return xp.flip(a.shape[dim] - 1 - order, axis=dim)
+    return xp.ascontiguousarray(xp.flip(a.shape[dim] - 1 - order, axis=dim))  # C order, as PyTorch
 
 
 class Sort(PickFunction):
