@@ -227,17 +227,24 @@ def _check_bias(op: str, bias, channels: int) -> None:
                            f"channel), got {tuple(bias.shape)}")
 
 
-def _conv(op, input, weight, bias, stride, padding, dilation, groups, spatial) -> Tensor:
+def _batched_operands(op, input, weight, bias, stride, dilation, spatial) -> tuple:
+    """The checks every convolution starts with (see ``_check_operands``), and stride and
+    dilation as positive ``spatial``-tuples. Returns ``(input with a batch dim, its shape as
+    the user gave it (for the messages), whether it was unbatched, stride, dilation)``."""
     unbatched = _check_operands(op, input, weight, bias, spatial)
-    shape = tuple(input.shape)  # as the user gave it, for the messages
-    if unbatched:
-        input = input.unsqueeze(0)
+    shape = tuple(input.shape)
+    x = input.unsqueeze(0) if unbatched else input
     stride = _tuple(stride, spatial, "stride", op)
     dilation = _tuple(dilation, spatial, "dilation", op)
     _check_positive(stride, "stride", op)
     _check_positive(dilation, "dilation", op)
-    kernel = tuple(weight.shape[2:])
-    n, c, *size = input.shape
+    return x, shape, unbatched, stride, dilation
+
+
+def _check_channels(op: str, x, shape: tuple, weight, bias, groups) -> int:
+    """groups must divide the weight's out_channels, and C/groups · groups must be the channel
+    dim of ``x`` (batched; ``shape`` is the input's as given); returns out_channels."""
+    c = x.shape[1]
     co, cg = weight.shape[:2]
     if not isinstance(groups, int) or groups < 1:
         raise RuntimeError(f"{op}: groups must be a positive int, got {groups!r}")
@@ -251,18 +258,35 @@ def _conv(op, input, weight, bias, stride, padding, dilation, groups, spatial) -
             f"input with {cg * groups} channels, but the input of shape {shape} has {c}. "
             f"Fix: the layer's in_channels must equal the input's channel dim ({c})")
     _check_bias(op, bias, co)
-    pads = _padding(op, padding, kernel, stride, dilation, spatial)
+    return co
+
+
+def _output_size(op: str, shape: tuple, size, kernel, stride, pads, dilation,
+                 dims: str = "") -> list:
+    """⌊(n + before + after − d·(k−1) − 1) / s⌋ + 1 per spatial dim, refusing a kernel that
+    spans more than the padded input (``dims`` names the spatial dims in that message)."""
     out = []
-    for d in range(spatial):
+    for d in range(len(size)):
         reach = dilation[d] * (kernel[d] - 1) + 1
         padded = size[d] + sum(pads[d])
         if padded < reach:
             raise RuntimeError(
-                f"{op}: the kernel (size {kernel}, dilation {dilation}) spans {reach} along "
-                f"spatial dim {d}, more than the padded input's {padded} (input shape "
-                f"{shape}, padding {tuple(pads)}). Fix: use a larger input, more "
+                f"{op}: the kernel (size {tuple(kernel)}, dilation {dilation}) spans {reach} "
+                f"along spatial dim {d}{dims}, more than the padded input's {padded} (input "
+                f"shape {shape}, padding {tuple(pads)}). Fix: use a larger input, more "
                 f"padding, or a smaller kernel")
         out.append((padded - reach) // stride[d] + 1)
+    return out
+
+
+def _conv(op, input, weight, bias, stride, padding, dilation, groups, spatial) -> Tensor:
+    input, shape, unbatched, stride, dilation = _batched_operands(op, input, weight, bias,
+                                                                  stride, dilation, spatial)
+    kernel = tuple(weight.shape[2:])
+    size = input.shape[2:]
+    _check_channels(op, input, shape, weight, bias, groups)
+    pads = _padding(op, padding, kernel, stride, dilation, spatial)
+    out = _output_size(op, shape, size, kernel, stride, pads, dilation)
     geo = _geometry(size, kernel, stride, pads, dilation, groups, out, spatial)
     y = Convolution.apply(input, weight, bias, geo)
     return y.squeeze(0) if unbatched else y
@@ -309,33 +333,29 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
     return _conv("conv2d", input, weight, bias, stride, padding, dilation, groups, 2)
 
 
-def _conv_transpose(op, input, weight, bias, stride, padding, output_padding, groups,
-                    dilation, spatial) -> Tensor:
-    unbatched = _check_operands(op, input, weight, bias, spatial)
-    shape = tuple(input.shape)  # as the user gave it, for the messages
-    if unbatched:
-        input = input.unsqueeze(0)
-    stride = _tuple(stride, spatial, "stride", op)
-    dilation = _tuple(dilation, spatial, "dilation", op)
+def _transposed_padding(op: str, padding, output_padding, spatial: int) -> tuple:
+    """padding and output_padding as non-negative ``spatial``-tuples."""
     padding = _tuple(padding, spatial, "padding", op)
     output_padding = _tuple(output_padding, spatial, "output_padding", op)
-    _check_positive(stride, "stride", op)
-    _check_positive(dilation, "dilation", op)
     if any(p < 0 for p in padding + output_padding):
         raise RuntimeError(f"{op}: padding {padding} and output_padding {output_padding} must "
                            f"be non-negative")
-    n, c, *size = input.shape
+    return padding, output_padding
+
+
+def _check_transposed_groups(op: str, weight, groups) -> int:
+    """groups must divide the weight's in_channels (its dim 0); returns out_channels."""
     cin, cg = weight.shape[:2]
-    kernel = tuple(weight.shape[2:])
     if not isinstance(groups, int) or groups < 1 or cin % groups:
         raise RuntimeError(f"{op}: groups ({groups}) must be a positive int dividing "
                            f"in_channels ({cin}, weight shape {tuple(weight.shape)})")
-    if c != cin:
-        raise RuntimeError(
-            f"{op}: weight of shape {tuple(weight.shape)} (in_channels, out_channels/groups, "
-            f"...) expects input with {cin} channels, but the input of shape "
-            f"{shape} has {c}. Fix: in_channels must equal the input's dim 1")
-    _check_bias(op, bias, cg * groups)
+    return cg * groups
+
+
+def _transposed_output_size(op: str, shape: tuple, size, kernel, stride, padding, dilation,
+                            output_padding) -> list:
+    """(n − 1)·s − 2p + d·(k − 1) + output_padding + 1 per spatial dim, which must be
+    positive; output_padding must be smaller than the stride or the dilation."""
     for op_, s, d in zip(output_padding, stride, dilation):
         if op_ >= s and op_ >= d:
             raise RuntimeError(f"{op}: output_padding {output_padding} must be smaller than "
@@ -345,8 +365,28 @@ def _conv_transpose(op, input, weight, bias, stride, padding, output_padding, gr
                                          output_padding)]
     if any(o <= 0 for o in out):
         raise RuntimeError(f"{op}: the output size {tuple(out)} is not positive (input shape "
-                           f"{shape}, kernel {kernel}, stride {stride}, padding "
+                           f"{shape}, kernel {tuple(kernel)}, stride {stride}, padding "
                            f"{padding}). Fix: use less padding")
+    return out
+
+
+def _conv_transpose(op, input, weight, bias, stride, padding, output_padding, groups,
+                    dilation, spatial) -> Tensor:
+    input, shape, unbatched, stride, dilation = _batched_operands(op, input, weight, bias,
+                                                                  stride, dilation, spatial)
+    padding, output_padding = _transposed_padding(op, padding, output_padding, spatial)
+    c, *size = input.shape[1:]
+    cin = weight.shape[0]
+    kernel = tuple(weight.shape[2:])
+    co = _check_transposed_groups(op, weight, groups)
+    if c != cin:
+        raise RuntimeError(
+            f"{op}: weight of shape {tuple(weight.shape)} (in_channels, out_channels/groups, "
+            f"...) expects input with {cin} channels, but the input of shape "
+            f"{shape} has {c}. Fix: in_channels must equal the input's dim 1")
+    _check_bias(op, bias, co)
+    out = _transposed_output_size(op, shape, size, kernel, stride, padding, dilation,
+                                  output_padding)
     # The geometry of the convolution whose input gradient this is: its input is our output.
     geo = _geometry(out, kernel, stride, tuple((p, p) for p in padding), dilation, groups,
                     size, spatial)

@@ -31,6 +31,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import xp_for
+from .products import p_norm_of_last
 from .selection import where
 
 __all__ = ["pdist", "channel_shuffle", "native_channel_shuffle"]
@@ -79,18 +80,7 @@ class Pdist(Function):
     def forward(ctx, x, p):
         xp = xp_for(x)
         i, j = (xp.asarray(k) for k in np.triu_indices(x.shape[0], 1))
-        size = xp.abs(x[i] - x[j])
-        if p == 2:
-            out = xp.sqrt((size * size).sum(-1))
-        elif p == 1:
-            out = size.sum(-1)
-        elif p == 0:
-            out = (size != 0).sum(-1)
-        elif math.isinf(p):
-            out = size.max(-1) if size.shape[-1] else size.sum(-1)
-        else:
-            out = (size ** p).sum(-1) ** (1 / p)
-        out = out.astype(x.dtype, copy=False)
+        out = p_norm_of_last(xp, xp.abs(x[i] - x[j]), p).astype(x.dtype, copy=False)
         ctx.p = p
         ctx.save_for_backward(x, out)
         return out

@@ -170,6 +170,20 @@ def _broadcast_shapes(sa, sb) -> tuple:
 
 # --- cdist ------------------------------------------------------------------------------------
 
+def p_norm_of_last(xp, size, p):
+    """‖·‖_p over the last dim of ``size`` (absolute differences, raw arrays): the distance
+    of cdist and pdist. p = 0 counts the nonzero entries; an empty last dim gives 0."""
+    if p == 2:
+        return xp.sqrt((size * size).sum(-1))
+    if p == 1:
+        return size.sum(-1)
+    if p == 0:
+        return (size != 0).sum(-1)
+    if math.isinf(p):
+        return size.max(-1) if size.shape[-1] else size.sum(-1)
+    return (size ** p).sum(-1) ** (1 / p)
+
+
 class Cdist(Function):
     """d[..., i, j] = ‖x1[..., i, :] - x2[..., j, :]‖_p, every row of x1 against every row of x2.
 
@@ -186,17 +200,7 @@ class Cdist(Function):
     def forward(ctx, x1, x2, p):
         ctx.p = p
         xp = xp_for(x1)
-        size = xp.abs(x1[..., :, None, :] - x2[..., None, :, :])
-        if p == 2:
-            out = xp.sqrt((size * size).sum(-1))
-        elif p == 1:
-            out = size.sum(-1)
-        elif p == 0:
-            out = (size != 0).sum(-1)
-        elif math.isinf(p):
-            out = size.max(-1) if size.shape[-1] else size.sum(-1)
-        else:
-            out = (size ** p).sum(-1) ** (1 / p)
+        out = p_norm_of_last(xp, xp.abs(x1[..., :, None, :] - x2[..., None, :, :]), p)
         out = out.astype(x1.dtype, copy=False)
         ctx.save_for_backward(x1, x2, out)
         return out

@@ -28,11 +28,14 @@ import numpy as np
 
 from ..tensor import Tensor
 from .convolution import (
+    _batched_operands,
     _check_bias,
-    _check_operands,
-    _check_positive,
+    _check_channels,
+    _check_transposed_groups,
+    _output_size,
     _padding,
-    _tuple,
+    _transposed_output_size,
+    _transposed_padding,
     conv2d,
     conv_transpose2d,
 )
@@ -87,39 +90,13 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
     """
     op = "conv3d"
     _check_rank(op, input)
-    unbatched = _check_operands(op, input, weight, bias, 3)
-    shape = tuple(input.shape)
-    x = input.unsqueeze(0) if unbatched else input
-    stride = _tuple(stride, 3, "stride", op)
-    dilation = _tuple(dilation, 3, "dilation", op)
-    _check_positive(stride, "stride", op)
-    _check_positive(dilation, "dilation", op)
+    x, shape, unbatched, stride, dilation = _batched_operands(op, input, weight, bias, stride,
+                                                              dilation, 3)
     n, c, *size = x.shape
     co, cg, *kernel = weight.shape
-    if not isinstance(groups, int) or groups < 1:
-        raise RuntimeError(f"{op}: groups must be a positive int, got {groups!r}")
-    if co % groups:
-        raise RuntimeError(f"{op}: out_channels ({co}, weight shape {tuple(weight.shape)}) "
-                           f"must be divisible by groups ({groups}). Fix: pick groups that "
-                           f"divide both in_channels and out_channels")
-    if c != cg * groups:
-        raise RuntimeError(
-            f"{op}: given groups={groups}, weight of shape {tuple(weight.shape)} expects "
-            f"input with {cg * groups} channels, but the input of shape {shape} has {c}. "
-            f"Fix: the layer's in_channels must equal the input's channel dim ({c})")
-    _check_bias(op, bias, co)
+    _check_channels(op, x, shape, weight, bias, groups)
     pads = _padding(op, padding, kernel, stride, dilation, 3)
-    out = []
-    for d in range(3):
-        reach = dilation[d] * (kernel[d] - 1) + 1
-        padded = size[d] + sum(pads[d])
-        if padded < reach:
-            raise RuntimeError(
-                f"{op}: the kernel (size {tuple(kernel)}, dilation {dilation}) spans {reach} "
-                f"along spatial dim {d} (D, H, W), more than the padded input's {padded} "
-                f"(input shape {shape}, padding {pads}). Fix: use a larger input, more "
-                f"padding, or a smaller kernel")
-        out.append((padded - reach) // stride[d] + 1)
+    out = _output_size(op, shape, size, kernel, stride, pads, dilation, dims=" (D, H, W)")
     positions, valid = depth_positions(size[0], out[0], kernel[0], stride[0], dilation[0],
                                        pads[0][0])
     taps = depth_taps(x, positions, valid)                               # (N, C, Do, kd, H, W)
@@ -142,40 +119,20 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     """
     op = "conv_transpose3d"
     _check_rank(op, input)
-    unbatched = _check_operands(op, input, weight, bias, 3)
-    shape = tuple(input.shape)
-    x = input.unsqueeze(0) if unbatched else input
-    stride = _tuple(stride, 3, "stride", op)
-    dilation = _tuple(dilation, 3, "dilation", op)
-    padding = _tuple(padding, 3, "padding", op)
-    output_padding = _tuple(output_padding, 3, "output_padding", op)
-    _check_positive(stride, "stride", op)
-    _check_positive(dilation, "dilation", op)
-    if any(p < 0 for p in padding + output_padding):
-        raise RuntimeError(f"{op}: padding {padding} and output_padding {output_padding} must "
-                           f"be non-negative")
+    x, shape, unbatched, stride, dilation = _batched_operands(op, input, weight, bias, stride,
+                                                              dilation, 3)
+    padding, output_padding = _transposed_padding(op, padding, output_padding, 3)
     n, c, *size = x.shape
     cin, cog, *kernel = weight.shape
-    if not isinstance(groups, int) or groups < 1 or cin % groups:
-        raise RuntimeError(f"{op}: groups ({groups}) must be a positive int dividing "
-                           f"in_channels ({cin}, weight shape {tuple(weight.shape)})")
+    co = _check_transposed_groups(op, weight, groups)
     if c != cin:
         raise RuntimeError(
             f"{op}: weight of shape {tuple(weight.shape)} (in_channels, out_channels/groups, "
             f"kd, kh, kw) expects input with {cin} channels, but the input of shape {shape} "
             f"has {c}. Fix: in_channels must equal the input's channel dim")
-    co = cog * groups
     _check_bias(op, bias, co)
-    for o, s, d in zip(output_padding, stride, dilation):
-        if o >= s and o >= d:
-            raise RuntimeError(f"{op}: output_padding {output_padding} must be smaller than "
-                               f"either stride {stride} or dilation {dilation}")
-    out = [(i - 1) * s - 2 * p + d * (k - 1) + o + 1 for i, s, p, d, k, o in
-           zip(size, stride, padding, dilation, kernel, output_padding)]
-    if any(o <= 0 for o in out):
-        raise RuntimeError(f"{op}: the output size {tuple(out)} is not positive (input shape "
-                           f"{shape}, kernel {tuple(kernel)}, stride {stride}, padding "
-                           f"{padding}). Fix: use less padding")
+    out = _transposed_output_size(op, shape, size, kernel, stride, padding, dilation,
+                                  output_padding)
     depth, kd = size[0], kernel[0]
     folded = x.permute(0, 2, 1, 3, 4).reshape(n * depth, c, *size[1:])
     planes = conv_transpose2d(folded, weight.reshape(cin, cog * kd, *kernel[1:]), None,

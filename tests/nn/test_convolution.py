@@ -352,18 +352,28 @@ LAYERS = [
 ]
 
 
-@needs_torch
-@pytest.mark.parametrize("name, args, kwargs", LAYERS, ids=[f"{n}{i}" for i, (n, _, _) in
-                                                            enumerate(LAYERS)])
-def test_layer_matches_torch(name, args, kwargs):
-    """repr, state_dict keys and shapes as PyTorch; forward and gradients with its weights."""
+def torch_twin(name, args, kwargs, with_their_weights=False):
+    """``nn.<name>(*args, **kwargs)`` built by gradlab and by PyTorch, checked to have the same
+    repr and state_dict (keys and shapes). ``with_their_weights``: both in float64, ours
+    holding PyTorch's values, so that outputs and gradients can be compared."""
     ours, theirs = getattr(nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
     assert repr(ours) == repr(theirs)
     assert list(ours.state_dict()) == list(theirs.state_dict())
     for key, value in theirs.state_dict().items():
         assert tuple(ours.state_dict()[key].shape) == tuple(value.shape)
-    theirs, ours = theirs.double(), ours.double()
-    ours.load_state_dict({k: gradlab.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    if with_their_weights:
+        theirs, ours = theirs.double(), ours.double()
+        ours.load_state_dict({k: gradlab.tensor(v.numpy())
+                              for k, v in theirs.state_dict().items()})
+    return ours, theirs
+
+
+@needs_torch
+@pytest.mark.parametrize("name, args, kwargs", LAYERS, ids=[f"{n}{i}" for i, (n, _, _) in
+                                                            enumerate(LAYERS)])
+def test_layer_matches_torch(name, args, kwargs):
+    """repr, state_dict keys and shapes as PyTorch; forward and gradients with its weights."""
+    ours, theirs = torch_twin(name, args, kwargs, with_their_weights=True)
     spatial = 1 if name.endswith("1d") else 2
     x = np.random.default_rng(0).standard_normal((2, args[0]) + (7,) * spatial)
     xg, xt = gradlab.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)

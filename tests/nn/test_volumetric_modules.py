@@ -11,6 +11,7 @@ import pytest
 
 import gradlab
 import gradlab.nn as nn
+from tests.nn.test_convolution import torch_twin
 from tests.oracle import check_module_against_torch, needs_torch, torch
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using padding=.same.")
@@ -34,13 +35,7 @@ CONV_LAYERS = [
                          ids=[f"{n}{i}" for i, (n, _, _) in enumerate(CONV_LAYERS)])
 def test_conv_layer_matches_torch(name, args, kwargs):
     """repr, state_dict keys and shapes as PyTorch; forward and all gradients with its weights."""
-    ours, theirs = getattr(nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
-    assert repr(ours) == repr(theirs)
-    assert list(ours.state_dict()) == list(theirs.state_dict())
-    theirs, ours = theirs.double(), ours.double()
-    ours.load_state_dict({k: gradlab.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
-    for key, value in theirs.state_dict().items():
-        assert tuple(ours.state_dict()[key].shape) == tuple(value.shape)
+    ours, theirs = torch_twin(name, args, kwargs, with_their_weights=True)
     x = np.random.default_rng(0).standard_normal((2, args[0], 4, 5, 4))
     check_module_against_torch(ours, theirs, [x])
     for key, value in theirs.named_parameters():
@@ -95,8 +90,7 @@ POOL_LAYERS = [
 @pytest.mark.parametrize("name, args, kwargs", POOL_LAYERS,
                          ids=[f"{n}{i}" for i, (n, _, _) in enumerate(POOL_LAYERS)])
 def test_pool_layer_matches_torch(name, args, kwargs):
-    ours, theirs = getattr(nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
-    assert repr(ours) == repr(theirs)
+    ours, theirs = torch_twin(name, args, kwargs)
     assert ours.state_dict() == {} and not list(ours.parameters())
     rng = np.random.default_rng(2)
     check_module_against_torch(ours, theirs, [rng.standard_normal((2, 2, 5, 4, 5))])

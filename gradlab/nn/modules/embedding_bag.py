@@ -10,18 +10,14 @@ classifier is ``EmbeddingBag`` followed by ``Linear``.
 
 from __future__ import annotations
 
-from ...autograd.grad_mode import no_grad
-from ...ops.creation import empty
 from ...ops.embedding_bag import embedding_bag
 from ...tensor import Tensor
-from .. import init
-from ..parameter import Parameter
-from .module import Module
+from .sparse import _EmbeddingTable
 
 __all__ = ["EmbeddingBag"]
 
 
-class EmbeddingBag(Module):
+class EmbeddingBag(_EmbeddingTable):
     """Each bag's rows of a learned table, summed, averaged (default) or maxed:
     ``EmbeddingBag(10, 3)(ids)`` with ids (B, N) has shape (B, 3)."""
 
@@ -31,42 +27,14 @@ class EmbeddingBag(Module):
                  include_last_offset: bool = False, padding_idx: int | None = None,
                  device=None, dtype=None) -> None:
         super().__init__()
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError(
-                    f"EmbeddingBag: padding_idx={padding_idx} must be within num_embeddings="
-                    f"{num_embeddings} (in [{-num_embeddings}, {num_embeddings - 1}]; "
-                    f"negative values count from the end)")
-            padding_idx %= num_embeddings
-        self.padding_idx = padding_idx
-        if _weight is None:
-            self.weight = Parameter(empty((num_embeddings, embedding_dim), device=device,
-                                          dtype=dtype))
-            self.reset_parameters()
-        else:
-            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise ValueError(
-                    f"EmbeddingBag: the given weight has shape {tuple(_weight.shape)}, but "
-                    f"num_embeddings={num_embeddings} and embedding_dim={embedding_dim} need "
-                    f"({num_embeddings}, {embedding_dim})")
-            self.weight = Parameter(_weight)
+        self._init_table("EmbeddingBag", num_embeddings, embedding_dim, padding_idx, _weight,
+                         True, device, dtype)
         self.mode = mode
         self.sparse = sparse
         self.include_last_offset = include_last_offset
-
-    def reset_parameters(self) -> None:
-        init.normal_(self.weight)
-        self._fill_padding_idx_with_zero()
-
-    def _fill_padding_idx_with_zero(self) -> None:
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input: Tensor, offsets: Tensor | None = None,
                 per_sample_weights: Tensor | None = None) -> Tensor:
@@ -95,12 +63,7 @@ class EmbeddingBag(Module):
                         padding_idx: int | None = None) -> EmbeddingBag:
         """An EmbeddingBag whose table is ``embeddings`` (shared, not copied); ``freeze=True``
         keeps it fixed (``weight.requires_grad = False``). The padding row is not zeroed."""
-        if not isinstance(embeddings, Tensor) or embeddings.ndim != 2:
-            shape = tuple(embeddings.shape) if hasattr(embeddings, "shape") else \
-                type(embeddings).__name__
-            raise ValueError(f"EmbeddingBag.from_pretrained: embeddings must be a 2D tensor "
-                             f"(num_embeddings, embedding_dim), got {shape}")
-        rows, cols = embeddings.shape
+        rows, cols = cls._pretrained_size("EmbeddingBag", embeddings)
         bag = cls(rows, cols, max_norm=max_norm, norm_type=norm_type,
                   scale_grad_by_freq=scale_grad_by_freq, mode=mode, sparse=sparse,
                   _weight=embeddings, include_last_offset=include_last_offset,

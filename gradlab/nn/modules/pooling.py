@@ -70,8 +70,9 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool2d(Module):
-    """Mean over windows of (N, C, H, W); see ``count_include_pad`` and ``divisor_override``."""
+class _AvgPoolNd(Module):
+    """The arguments and repr AvgPool2d and AvgPool3d share (the stride defaults to the
+    kernel size)."""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override=None) -> None:
@@ -83,12 +84,16 @@ class AvgPool2d(Module):
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
 
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(_AvgPoolNd):
+    """Mean over windows of (N, C, H, W); see ``count_include_pad`` and ``divisor_override``."""
+
     def forward(self, input: Tensor) -> Tensor:
         return Avg.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                               self.count_include_pad, self.divisor_override)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class _AdaptivePool(Module):

@@ -19,41 +19,36 @@ from .module import Module
 __all__ = ["Embedding"]
 
 
-class Embedding(Module):
-    """Rows of a learned table picked by id: ``Embedding(10, 3)(ids)`` has shape
-    ``ids.shape + (3,)``. The ``padding_idx`` row starts at zero and gets no gradient."""
+class _EmbeddingTable(Module):
+    """What Embedding and EmbeddingBag share: a (num_embeddings, embedding_dim) weight,
+    initialised N(0, 1), whose ``padding_idx`` row (negative counts from the end) starts at 0."""
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-                 max_norm: float | None = None, norm_type: float = 2.0,
-                 scale_grad_by_freq: bool = False, sparse: bool = False,
-                 _weight: Tensor | None = None, _freeze: bool = False, device=None,
-                 dtype=None) -> None:
-        super().__init__()
+    def _init_table(self, kind: str, num_embeddings: int, embedding_dim: int,
+                    padding_idx: int | None, _weight: Tensor | None, requires_grad: bool,
+                    device, dtype) -> None:
+        """Sets num_embeddings, embedding_dim, padding_idx and the weight (``_weight``, shared,
+        or a new one drawn by reset_parameters); ``kind`` names the class in the messages."""
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise ValueError(
-                    f"Embedding: padding_idx={padding_idx} must be within num_embeddings="
+                    f"{kind}: padding_idx={padding_idx} must be within num_embeddings="
                     f"{num_embeddings} (in [{-num_embeddings}, {num_embeddings - 1}]; "
                     f"negative values count from the end)")
             padding_idx %= num_embeddings
         self.padding_idx = padding_idx
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
         if _weight is None:
             self.weight = Parameter(empty((num_embeddings, embedding_dim), device=device,
-                                          dtype=dtype), requires_grad=not _freeze)
+                                          dtype=dtype), requires_grad=requires_grad)
             self.reset_parameters()
         else:
             if tuple(_weight.shape) != (num_embeddings, embedding_dim):
                 raise ValueError(
-                    f"Embedding: the given weight has shape {tuple(_weight.shape)}, but "
+                    f"{kind}: the given weight has shape {tuple(_weight.shape)}, but "
                     f"num_embeddings={num_embeddings} and embedding_dim={embedding_dim} need "
                     f"({num_embeddings}, {embedding_dim})")
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
-        self.sparse = sparse
+            self.weight = Parameter(_weight, requires_grad=requires_grad)
 
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
@@ -63,6 +58,35 @@ class Embedding(Module):
         if self.padding_idx is not None:
             with no_grad():
                 self.weight[self.padding_idx].fill_(0)
+
+    @staticmethod
+    def _pretrained_size(kind: str, embeddings) -> tuple[int, int]:
+        """(num_embeddings, embedding_dim) of a table given to ``from_pretrained``."""
+        if not isinstance(embeddings, Tensor) or embeddings.ndim != 2:
+            shape = tuple(embeddings.shape) if hasattr(embeddings, "shape") else \
+                type(embeddings).__name__
+            raise ValueError(f"{kind}.from_pretrained: embeddings must be a 2D tensor "
+                             f"(num_embeddings, embedding_dim), got {shape}")
+        rows, cols = embeddings.shape
+        return rows, cols
+
+
+class Embedding(_EmbeddingTable):
+    """Rows of a learned table picked by id: ``Embedding(10, 3)(ids)`` has shape
+    ``ids.shape + (3,)``. The ``padding_idx`` row starts at zero and gets no gradient."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 max_norm: float | None = None, norm_type: float = 2.0,
+                 scale_grad_by_freq: bool = False, sparse: bool = False,
+                 _weight: Tensor | None = None, _freeze: bool = False, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self._init_table("Embedding", num_embeddings, embedding_dim, padding_idx, _weight,
+                         not _freeze, device, dtype)
+        self.sparse = sparse
 
     def forward(self, input: Tensor) -> Tensor:
         return embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
@@ -89,12 +113,7 @@ class Embedding(Module):
                         sparse: bool = False) -> Embedding:
         """An Embedding whose table is ``embeddings`` (shared, not copied); ``freeze=True``
         keeps it fixed (``weight.requires_grad = False``). The padding row is not zeroed."""
-        if not isinstance(embeddings, Tensor) or embeddings.ndim != 2:
-            shape = tuple(embeddings.shape) if hasattr(embeddings, "shape") else \
-                type(embeddings).__name__
-            raise ValueError(f"Embedding.from_pretrained: embeddings must be a 2D tensor "
-                             f"(num_embeddings, embedding_dim), got {shape}")
-        rows, cols = embeddings.shape
+        rows, cols = cls._pretrained_size("Embedding", embeddings)
         return cls(rows, cols, padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
                    scale_grad_by_freq=scale_grad_by_freq, sparse=sparse, _weight=embeddings,
                    _freeze=freeze)

@@ -18,8 +18,7 @@ from ...ops.volumetric_pooling import (
 )
 from ...tensor import Tensor
 from .conv import _Conv, _ConvTranspose
-from .module import Module
-from .pooling import AvgPool2d, _AdaptiveMaxPool, _AdaptivePool, _MaxPoolNd
+from .pooling import _AdaptiveMaxPool, _AdaptivePool, _AvgPoolNd, _MaxPoolNd
 
 __all__ = ["Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d",
            "AdaptiveMaxPool3d"]
@@ -47,24 +46,12 @@ class MaxPool3d(_MaxPoolNd):
                           ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
-class AvgPool3d(Module):
+class AvgPool3d(_AvgPoolNd):
     """Mean over windows of (N, C, D, H, W); see ``count_include_pad`` and ``divisor_override``."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-                 count_include_pad: bool = True, divisor_override=None) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
         return avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                           self.count_include_pad, self.divisor_override)
-
-    extra_repr = AvgPool2d.extra_repr  # the same arguments, the same repr
 
 
 class AdaptiveAvgPool3d(_AdaptivePool):
