@@ -94,13 +94,15 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     (do, ho, wo), (kd, kh, kw) = geo.out_size, geo.kernel
     positions, valid = depth_positions(d, do, kd, geo.stride[0], geo.dilation[0],
                                        geo.pads[0][0])
-    taps = depth_taps(x, positions, valid)                               # (N, C, Do, kd, H, W)
+    taps = depth_taps(x, positions, valid, -math.inf)                    # (N, C, Do, kd, H, W)
     values, plane_index = max_pool2d(
         taps.reshape(n, c * do * kd, h, w), (kh, kw), geo.stride[1:],
         (geo.pads[1][0], geo.pads[2][0]), geo.dilation[1:], ceil_mode, return_indices=True)
     values = values.reshape(n, c, do, kd, ho, wo).permute(0, 1, 2, 4, 5, 3)  # taps last
     inside = tensor(valid, device=x.device).reshape(do, 1, 1, kd)
-    first = tensor(valid.argmax(1), device=x.device).reshape(do, 1, 1)
+    # A window with no max keeps its first tap at or after depth 0, as PyTorch's (even a
+    # dilated window that lies wholly in the padding: its value is -inf, its index past the end).
+    first = tensor((positions >= 0).argmax(1), device=x.device).reshape(do, 1, 1)
     won = _first_max(values, inside, first)                              # (N, C, Do, Ho, Wo, 1)
     out = gather(values, -1, won).squeeze(-1)
     if not return_indices:

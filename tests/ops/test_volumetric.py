@@ -380,3 +380,17 @@ ERRORS = [
 def test_errors_name_the_op_and_the_fix(call, message):
     with pytest.raises((RuntimeError, ValueError, TypeError), match=message):
         call()
+
+
+@needs_torch
+@pytest.mark.parametrize("x", [np.array([2.0, 3.0, 0.0, 3.0]), np.full(4, -np.inf)],
+                         ids=["numbers", "minus_inf"])
+def test_max_pool3d_window_wholly_in_the_padding_is_minus_inf_as_torch(x):
+    """Depth 1, kernel 2 dilated by 2, padding 1: each window reads depths -1 and 1, both
+    outside. PyTorch gives -inf and the first index at or after 0 (past the end)."""
+    x = x.reshape(2, 2, 1, 1, 1)
+    args = ((2, 1, 1), 1, (1, 0, 0), (2, 1, 1))
+    values, index = F(gradlab).max_pool3d(gradlab.tensor(x), *args, return_indices=True)
+    theirs, their_index = F(torch).max_pool3d(torch.tensor(x), *args, return_indices=True)
+    np.testing.assert_array_equal(values.numpy(), theirs.numpy())
+    np.testing.assert_array_equal(index.numpy(), their_index.numpy())
