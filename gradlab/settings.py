@@ -3,9 +3,9 @@ inter-op threads, deterministic algorithms.
 
 gradlab accepts each and says honestly what it changes:
 
-* **default device**: always the CPU. ``get_default_device()`` answers it;
-  there is no ``set_default_device`` (the creation functions place tensors
-  on ``device=`` or the CPU, and would need to consult a setting first).
+* **default device**: the CPU unless ``set_default_device`` names another;
+  the creation functions (``tensor``, ``zeros``, ``randn``, ``arange`` ...)
+  put a tensor there when no ``device=`` is given.
 * **float32 matmul precision** (``'highest'``, ``'high'``, ``'medium'``):
   PyTorch may use TF32 or bfloat16 internally on GPUs for ``'high'`` and
   ``'medium'``. gradlab's matrix products are NumPy's (CuPy's) in full
@@ -24,9 +24,10 @@ from __future__ import annotations
 import builtins
 import warnings
 
-from .backends import device as _device
+from .backends import default_device, set_default_device
 
-__all__ = ["get_default_device", "set_float32_matmul_precision", "get_float32_matmul_precision",
+__all__ = ["get_default_device", "set_default_device", "set_float32_matmul_precision",
+           "get_float32_matmul_precision",
            "set_num_interop_threads", "get_num_interop_threads", "use_deterministic_algorithms",
            "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
@@ -39,8 +40,8 @@ _DEBUG_MODES = ("default", "warn", "error")
 
 
 def get_default_device():
-    """Where tensors go when no ``device=`` is given: the CPU, always, in gradlab."""
-    return _device("cpu")
+    """Where tensors go when no ``device=`` is given (see ``set_default_device``)."""
+    return default_device()
 
 
 def set_float32_matmul_precision(precision: str) -> None:

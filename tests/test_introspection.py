@@ -3,6 +3,7 @@ global switches (default device, matmul precision, determinism), compared with P
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import gradlab
@@ -212,3 +213,35 @@ def test_deterministic_mode_changes_no_result():
 def test_switch_errors_teach(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+@pytest.fixture
+def default_cuda():
+    gradlab.set_default_device("cuda")
+    yield
+    gradlab.set_default_device(None)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: gradlab.zeros(2), lambda: gradlab.tensor([1.0]), lambda: gradlab.arange(3),
+    lambda: gradlab.randn(2), lambda: gradlab.full((2,), 1.0), lambda: gradlab.linspace(0, 1, 3),
+    lambda: gradlab.eye(2), lambda: gradlab.randint(0, 3, (2,)), lambda: gradlab.asarray([1, 2]),
+    lambda: gradlab.nn.Linear(2, 2).weight,
+], ids=["zeros", "tensor", "arange", "randn", "full", "linspace", "eye", "randint", "asarray",
+        "Linear"])
+def test_set_default_device_routes_every_factory_there(default_cuda, make):
+    """With the default set to CUDA, tensors made without device= go there: on a GPU they
+    are CUDA tensors; without one, making them raises the CUDA error (so they were sent)."""
+    assert str(gradlab.get_default_device()) == "cuda:0"
+    if gradlab.cuda.is_available():
+        assert make().device.type == "cuda"
+    else:
+        with pytest.raises(RuntimeError, match="CUDA is not available"):
+            make()
+
+
+def test_an_explicit_device_and_from_numpy_ignore_the_default(default_cuda):
+    assert gradlab.zeros(2, device="cpu").device.type == "cpu"
+    assert gradlab.from_numpy(np.zeros(2)).device.type == "cpu"
+    gradlab.set_default_device(None)
+    assert gradlab.zeros(2).device.type == "cpu" and str(gradlab.get_default_device()) == "cpu"

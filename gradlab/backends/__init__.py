@@ -12,7 +12,8 @@ import threading
 from ..memory import stats_for
 from .base import Backend
 
-__all__ = ["Backend", "device", "get_backend", "backend_for_array", "cpu"]
+__all__ = ["Backend", "device", "get_backend", "backend_for_array", "cpu", "default_device",
+           "set_default_device"]
 
 _BACKENDS: dict[str, Backend] = {}
 _lock = threading.Lock()
@@ -118,6 +119,25 @@ class device:  # noqa: N801 - PyTorch's spelling: gradlab.device("cuda:0")
 
 cpu = device("cpu")
 cpu.backend = get_backend("cpu")
+
+_default = [cpu]  # where creation functions put a tensor when no device= is given
+
+
+def default_device() -> device:
+    """Where ``zeros``, ``tensor``, ``randn`` ... put a tensor without ``device=``
+    (the CPU unless ``set_default_device`` said otherwise)."""
+    return _default[0]
+
+
+def set_default_device(where) -> None:
+    """Make ``where`` (``"cuda"``, ``"cuda:1"``, a ``device``; ``None`` for the CPU) the
+    device of new tensors made without ``device=``, as ``torch.set_default_device``.
+
+    One setting for the whole process (PyTorch's is per thread). A CUDA device is
+    checked at the first tensor made there, with the usual error if there is no GPU.
+    """
+    _default[0] = cpu if where is None else (where if isinstance(where, device) else
+                                              device(where))
 
 
 def backend_for_array(array) -> tuple[device, Backend]:

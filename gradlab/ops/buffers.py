@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dt
-from ..backends import cpu
+from ..backends import cpu, default_device
 from ..backends import device as as_device
 from ..storage import Storage
 from ..tensor import Tensor
@@ -62,7 +62,7 @@ def _from_tensor(obj: Tensor, dtype, device, copy, requires_grad) -> Tensor:
 def _from_numpy_array(obj: np.ndarray, dtype, device, copy) -> Tensor:
     shares = _dt.from_numpy_dtype(obj.dtype).np == obj.dtype  # uint16 ... widen: no sharing
     dtype = _dt.from_numpy_dtype(obj.dtype) if dtype is None else _dt.to_dtype(dtype)
-    dev = cpu if device is None else as_device(device)
+    dev = default_device() if device is None else as_device(device)
     if copy is not True and shares and dtype.np == obj.dtype and dev is cpu:
         return _new(obj, cpu)
     if copy is False:
@@ -171,7 +171,7 @@ def _strided(op: str, size, stride, dtype, device, requires_grad) -> Tensor:
         raise RuntimeError(f"{op}: strides must be >= 0, got {stride} for size {size} "
                            "(a negative stride would step before the buffer's start)")
     dtype = _dt.to_dtype(dtype or _dt.get_default_dtype())
-    dev = as_device(device if device is not None else cpu)
+    dev = as_device(device if device is not None else default_device())
     # The furthest element sits at sum((n - 1) * s): the buffer holds one past it.
     needed = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
     backend = dev.get_backend()

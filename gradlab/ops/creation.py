@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .. import dtypes as _dt
-from ..backends import cpu
+from ..backends import cpu, default_device
 from ..backends import device as as_device
 from ..storage import Storage
 from ..tensor import Tensor
@@ -102,7 +102,7 @@ def _preview(data) -> str:
 def _array_from(data, dtype=None, device=None, copy=True):
     """``(array, device)`` holding ``data`` as ``dtype`` on ``device``."""
     if device is None:
-        device = data.device if isinstance(data, Tensor) else cpu
+        device = data.device if isinstance(data, Tensor) else default_device()
     dev = as_device(device)
     backend = dev.get_backend()
     if isinstance(data, Tensor) and data._device is not cpu:
@@ -184,7 +184,7 @@ def _size(size) -> tuple[int, ...]:
 
 
 def _filled(shape, value, dtype, device, requires_grad) -> Tensor:
-    dev = as_device(device if device is not None else cpu)
+    dev = as_device(device if device is not None else default_device())
     xp = dev.get_backend().xp
     with dev.backend.use_device(dev.index):
         arr = xp.full(shape, value, dtype=dtype.np)
@@ -246,7 +246,7 @@ def _number(v):
 
 
 def _on_device(host_array, device, requires_grad=False) -> Tensor:
-    dev = as_device(device if device is not None else cpu)
+    dev = as_device(device if device is not None else default_device())
     arr = dev.get_backend().asarray(host_array, host_array.dtype, dev.index)
     return _new(arr, dev, requires_grad)
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..autograd.function import Function
-from ..backends import cpu
+from ..backends import default_device
 from ..backends import device as as_device
 from ..random import get_generator
 from ..tensor import Tensor
@@ -28,7 +28,7 @@ TENSOR_METHODS = ["multinomial"]
 def _random(sample, size, dtype, device, generator, requires_grad) -> Tensor:
     dtype = _dt.to_dtype(dtype or _dt.get_default_dtype())
     dev = as_device(device if device is not None else
-                    (generator.device if generator is not None else cpu))
+                    (generator.device if generator is not None else default_device()))
     gen = generator if generator is not None else get_generator(dev)
     if gen.device is not dev:
         raise RuntimeError(f"the generator is for {gen.device} but the tensor goes to {dev}; "
