@@ -198,9 +198,9 @@ def result_type(*operands) -> dtype:
     """The dtype of an op on ``operands`` (Tensors and Python numbers), as PyTorch picks it."""
     dims = zero_dims = scalars = None
     for x in operands:
-        d = getattr(x, "dtype", None)
-        if d is None:
-            d = _scalar_dtype(x)
+        d = None if isinstance(x, np.generic) else getattr(x, "dtype", None)
+        if d is None:  # a number; a NumPy scalar counts as one, as in PyTorch
+            d = _scalar_dtype(x.item() if isinstance(x, np.generic) else x)
             scalars = d if scalars is None else promote_types(scalars, d)
         elif x.ndim:
             dims = d if dims is None else promote_types(dims, d)

@@ -428,3 +428,13 @@ def test_fill_with_a_tensor_value_sends_it_the_summed_gradient_like_torch():
         (y * lib.arange(3.0)).sum().backward()
         grads.append((x.grad.tolist(), v.grad.item(), y.tolist()))
     assert grads[0] == grads[1] == ([0.0, 0.0, 0.0], 3.0, [2.0, 2.0, 2.0])
+
+
+@needs_torch
+@pytest.mark.parametrize("value", [np.float64(0.3), np.float32(2.0), np.int64(2)], ids=str)
+@pytest.mark.parametrize("op", ["add_", "sub_", "mul_", "div_"])
+def test_numpy_scalars_are_numbers_to_in_place_ops_as_in_torch(op, value):
+    """``p.add_(np.float64(0.3))`` keeps float32, as a Python float would (it raised)."""
+    ours, theirs = getattr(gradlab.ones(3), op)(value), getattr(torch.ones(3), op)(value)
+    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-7)
