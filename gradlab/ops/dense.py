@@ -86,7 +86,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         wshape = weight._data.shape
         ok = (input._data.shape[-1:] == wshape[1:] and len(wshape) == 2 and
               input.dtype is weight.dtype and
-              (bias is None or (bias._data.shape == wshape[:1] and bias.dtype is input.dtype)))
+              (bias is None or (bias._data.shape in (wshape[:1], (1,)) and
+                                bias.dtype is input.dtype)))
     except AttributeError:
         ok = False
     if not ok:
@@ -115,9 +116,9 @@ def _explain(input, weight, bias) -> None:
             f"its last dim, but the weight of shape {tuple(weight.shape)} expects "
             f"in_features={in_features}{hint}. Fix: make the layer's in_features match the "
             "input, or reshape the input (e.g. x.flatten(1))")
-    if bias is not None and tuple(bias.shape) != (out_features,):
+    if bias is not None and tuple(bias.shape) not in ((out_features,), (1,)):
         raise RuntimeError(f"linear: bias must have shape ({out_features},) (one per output "
-                           f"feature), got {tuple(bias.shape)}")
+                           f"feature; (1,) is added to every one), got {tuple(bias.shape)}")
     raise RuntimeError(
         f"linear: input, weight and bias must have the same dtype, got input {input.dtype}, "
         f"weight {weight.dtype}" + ("" if bias is None else f", bias {bias.dtype}") +

@@ -243,3 +243,17 @@ def test_linear_output_is_row_major_however_it_was_computed():
         y = gradlab.nn.functional.linear(x, w)
         assert y.is_contiguous() and y.view(-1).shape == (rows * 6,)
         np.testing.assert_allclose(y.numpy(), x.numpy() @ w.numpy().T, rtol=1e-5, atol=1e-6)
+
+
+@needs_torch
+def test_linear_adds_a_one_element_bias_to_every_feature_like_torch():
+    """A bias of shape (1,) broadcasts (fuse_linear_bn_eval with BatchNorm1d(1) makes one);
+    its gradient is the sum over every output."""
+    rng = np.random.default_rng(0)
+    arrays = (rng.standard_normal((4, 3)), rng.standard_normal((5, 3)), np.array([0.7]))
+    ours = [gradlab.tensor(a, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    F.linear(*ours).pow(2).sum().backward()
+    torch.nn.functional.linear(*theirs).pow(2).sum().backward()
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), rtol=1e-12)
