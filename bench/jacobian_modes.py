@@ -14,7 +14,7 @@ Contestants, each in its own process:
 
 * **gradlab**: ``gradlab.func.jacfwd`` (n forward passes carrying one
   tangent each) and ``gradlab.func.jacrev`` (one forward, m backward passes).
-  gradlab has no vmap: both loop in Python.
+  gradlab has no batched vmap (its vmap is a loop): both loop in Python.
 * **PyTorch**, two ways. ``torch.func.jacfwd``/``jacrev`` *vmap* the jvp or
   vjp: every column (row) in one batched pass, so their cost hardly depends on
   the loop length. The like-for-like loops: reverse,
@@ -235,7 +235,7 @@ def report(results: dict, opts: argparse.Namespace) -> h.Section:
     return h.close_section(
         sec, results, opts,
         "torch.func.jacfwd/jacrev vmap the jvp/vjp, so all columns (rows) go through one "
-        "batched pass: their time hardly depends on n or m. gradlab has no vmap and makes one "
+        "batched pass: their time hardly depends on n or m. gradlab's vmap loops: one "
         "pass per column (row), like the PyTorch loops: forward, a hand loop of "
         "torch.autograd.forward_ad passes (autograd.functional.jacobian has forward mode only "
         "with vectorize=True); reverse, autograd.functional.jacobian(vectorize=False, "

@@ -80,6 +80,7 @@ from ._formatting import set_printoptions  # noqa: E402
 from .backends import cudnn as _cudnn  # noqa: E402, F401 - gradlab.backends.cudnn, as in PyTorch
 from .backends import mps as _mps  # noqa: E402, F401 - gradlab.backends.mps
 from .compiler import compile  # noqa: E402, A004 - PyTorch's name
+from .func import vmap  # noqa: E402 - torch.vmap is torch.func.vmap
 from .legacy_types import *  # noqa: E402, F403 - FloatTensor, LongTensor ...
 from .serialization import *  # noqa: E402, F403
 from .settings import *  # noqa: E402, F403 - default device, determinism, matmul precision

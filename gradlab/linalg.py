@@ -20,8 +20,21 @@ largest / smallest column sum of |A|; ord=inf / -inf the same for row sums;
 ord=2 / -2 the largest / smallest singular value and 'nuc' their sum (from
 ``svdvals``, which has no forward-mode rule yet).
 
+More, each a thin wrapper over ops gradlab already has (see each module):
+``matrix_exp``, ``matrix_power``, ``matmul``, ``diagonal``, ``vander``,
+``vecdot`` (here); ``solve_triangular``, ``lu_factor``, ``lu_factor_ex``,
+``lu``, ``lu_solve`` (``ops/triangular_solvers.py``); ``inv_ex``,
+``solve_ex``, ``cholesky_ex`` (``ops/solver_status.py``: an ``info``
+tensor instead of an error); ``pinv``, ``matrix_rank``, ``cond``
+(``ops/rank_and_condition.py``); ``lstsq`` (``ops/least_squares.py``);
+``multi_dot``, ``householder_product`` (``ops/matrix_chain.py``);
+``tensorinv``, ``tensorsolve`` (``ops/tensor_equations.py``). A singular or
+non-positive-definite matrix raises ``LinAlgError`` (a RuntimeError), as in
+PyTorch. ``eig`` and ``eigvals`` raise: a general real matrix can have
+complex eigenvalues, and gradlab has no complex dtypes.
+
 (The ops family ``gradlab.ops.linalg`` holds matmul, bmm, einsum; this
-module is the ``torch.linalg`` namespace and has none of them.)
+module is the ``torch.linalg`` namespace.)
 """
 
 from __future__ import annotations
@@ -30,14 +43,34 @@ import math
 
 from . import return_types
 from .ops import decompositions as _dec
-from .ops import products, reduction, solvers, statistics
-from .ops._util import check_float
+from .ops import (
+    diagonals,
+    matrix_building,
+    matrix_functions,
+    products,
+    reduction,
+    solvers,
+    statistics,
+)
+from .ops._util import check_float, wrap_dim
+from .ops.least_squares import lstsq
+from .ops.linalg import matmul
+from .ops.matrix_chain import householder_product, multi_dot
+from .ops.rank_and_condition import cond, matrix_rank, pinv
 from .ops.selection import where
+from .ops.solver_status import cholesky_ex, inv_ex, solve_ex
+from .ops.solvers import LinAlgError
+from .ops.tensor_equations import tensorinv, tensorsolve
+from .ops.triangular_solvers import lu, lu_factor, lu_factor_ex, lu_solve, solve_triangular
 from .ops.unary import abs as _abs
 from .tensor import Tensor
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "solve", "det", "slogdet", "cholesky",
-           "eigh", "eigvalsh", "svd", "svdvals", "qr", "cross"]
+           "eigh", "eigvalsh", "svd", "svdvals", "qr", "cross",
+           "LinAlgError", "matrix_exp", "matrix_power", "matmul", "diagonal", "vander", "vecdot",
+           "multi_dot", "householder_product", "solve_triangular", "lu_factor", "lu_factor_ex",
+           "lu", "lu_solve", "inv_ex", "solve_ex", "cholesky_ex", "pinv", "matrix_rank", "cond",
+           "lstsq", "tensorinv", "tensorsolve", "eig", "eigvals"]
 
 
 def inv(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's argument names
@@ -225,3 +258,63 @@ def cross(input: Tensor, other: Tensor, dim: int = -1) -> Tensor:
     """``torch.linalg.cross``: the cross product along ``dim`` (default the last, unlike
     ``gradlab.cross``, whose default is the first dim of size 3)."""
     return products.cross(input, other, dim=dim)
+
+
+def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803
+    """e^A = I + A + A²/2! + … (``gradlab.matrix_exp``)."""
+    return matrix_functions.matrix_exp(A)
+
+
+def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
+    """A^n for an integer n, by repeated squaring (``gradlab.matrix_power``)."""
+    return matrix_functions.matrix_power(A, n)
+
+
+def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:  # noqa: N803, E501
+    """``gradlab.diagonal`` with the defaults for batches of matrices (the last two dims)."""
+    return diagonals.diagonal(A, offset, dim1, dim2)
+
+
+def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
+    """The Vandermonde matrices of the last dim: out[..., i, j] = x[..., i] ** j, increasing
+    powers (``gradlab.vander``'s default is decreasing), N = x.shape[-1] columns."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"linalg.vander: expected a Tensor, got {type(x).__name__}")
+    N = x.shape[-1] if N is None and x.ndim else N  # noqa: N806
+    if x.ndim == 0 or N is None or N <= 1:
+        raise RuntimeError(f"linalg.vander: N (the number of columns) must be greater than 1 "
+                           f"and x at least 1-D, got N={N} and shape {tuple(x.shape)}")
+    # each row depends only on its own x_i: the 1-D vander of all entries, reshaped
+    return matrix_building.vander(x.reshape(-1), N, increasing=True).reshape(*x.shape, N)
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+    """Σ_i x_i y_i along ``dim`` (conj(x)·y; gradlab is real), other dims broadcast.
+    d/dx = g y, d/dy = g x."""
+    for name, t in (("x", x), ("y", y)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"linalg.vecdot: {name} must be a Tensor, got {type(t).__name__}")
+        check_float("linalg.vecdot", t)
+    if x.dtype is not y.dtype:
+        raise RuntimeError(f"linalg.vecdot: x and y must have the same dtype, got {x.dtype} "
+                           f"and {y.dtype}. Fix: y.to(x.dtype)")
+    product = x * y
+    return product.sum(wrap_dim(dim, product.ndim, "linalg.vecdot"))
+
+
+def _no_complex(op: str, A) -> None:
+    raise NotImplementedError(
+        f"{op}: the eigenvalues of a general real matrix can be complex (a rotation has "
+        f"e^(±iθ)), and gradlab has no complex dtypes. For a symmetric matrix use "
+        f"linalg.eigh / linalg.eigvalsh (real eigenvalues, orthogonal eigenvectors); for "
+        f"magnitudes of a general one, linalg.svdvals")
+
+
+def eig(A: Tensor):  # noqa: N803
+    """Not available: see ``_no_complex`` (use ``eigh`` for symmetric matrices)."""
+    _no_complex("linalg.eig", A)
+
+
+def eigvals(A: Tensor):  # noqa: N803
+    """Not available: see ``_no_complex`` (use ``eigvalsh`` for symmetric matrices)."""
+    _no_complex("linalg.eigvals", A)

@@ -34,6 +34,12 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``matrix_functions``         matrix_exp, matrix_power, pinverse, chain_matmul, addr, vdot
 ``decompositions``           cholesky (+ linalg.eigh, linalg.svd, linalg.qr ...)
 ``legacy_linalg``            torch.qr, svd (returns V), lu, lu_unpack, lu_solve, cholesky_solve ...
+``triangular_solvers``       linalg.solve_triangular, lu_factor(_ex), lu, lu_solve (over lu, tril)
+``solver_status``            linalg.inv_ex, solve_ex, cholesky_ex (an info tensor, not an error)
+``rank_and_condition``       linalg.pinv, matrix_rank, cond (what the singular values say)
+``least_squares``            linalg.lstsq (through pinv; drivers gels, gelsy, gelsd, gelss)
+``matrix_chain``             linalg.multi_dot (cheapest order), householder_product
+``tensor_equations``         linalg.tensorinv, tensorsolve (reshapes around inv and solve)
 ``shape``                    reshape, view, transpose, permute, expand, squeeze ...
 ``reordering``               flip, roll, repeat, tile (copies in a new order)
 ``padding``                  narrow, pad (each is the other's backward)
@@ -141,6 +147,7 @@ from . import (
     integer_math,
     introspection,
     joining,
+    least_squares,
     legacy_linalg,
     legacy_norms,
     linalg,
@@ -148,6 +155,7 @@ from . import (
     losses,
     margin_losses,
     matrix_building,
+    matrix_chain,
     matrix_functions,
     more_losses,
     nan_aware,
@@ -161,6 +169,7 @@ from . import (
     products,
     progressions,
     random_fills,
+    rank_and_condition,
     reduction,
     regression_losses,
     reordering,
@@ -174,12 +183,15 @@ from . import (
     shrink_activations,
     sliding_windows,
     softmax_family,
+    solver_status,
     solvers,
     sorting,
     special_math,
     stacking,
     statistics,
+    tensor_equations,
     triangular,
+    triangular_solvers,
     trigonometry,
     unary,
     unary_backward,
@@ -291,7 +303,8 @@ FAMILIES = (arithmetic, fused, unary, trigonometry, special_math, error_function
             discrete_sampling, progressions, filling, buffers, windows, introspection,
             shrink_activations, pixel_ops, diagonals, products, matrix_building,
             scatter_reductions, view_scatter,
-            matrix_functions, legacy_linalg,
+            matrix_functions, legacy_linalg, triangular_solvers, solver_status,
+            rank_and_condition, least_squares, matrix_chain, tensor_equations,
             nan_aware, bessel, legacy_norms, stacking,
             instance_norm, embedding_bag, unpooling, pairwise, volumetric, volumetric_pooling)
 """The op families; each binds the functions its TENSOR_METHODS names onto Tensor."""

@@ -31,11 +31,10 @@ with G_L, G_U the strictly lower and upper parts of the packed gradient.
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import return_types
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import xp_for
@@ -50,11 +49,11 @@ __all__ = ["qr", "svd", "lu", "lu_unpack", "lu_solve", "cholesky_solve", "choles
 TENSOR_METHODS = ["qr", "svd", "lu", "lu_solve", "cholesky_solve", "cholesky_inverse",
                   "triangular_solve"]
 
-# PyTorch's torch.return_types for these ops (named tuples; see gradlab/return_types.py)
-qr_result = namedtuple("qr", ["Q", "R"])
-svd_result = namedtuple("svd", ["U", "S", "V"])
-lu_unpack_result = namedtuple("lu_unpack", ["P", "L", "U"])
-triangular_solve_result = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+# PyTorch's torch.return_types for these ops (named tuples, in gradlab/return_types.py)
+qr_result = return_types.qr
+svd_result = return_types.svd
+lu_unpack_result = return_types.lu_unpack
+triangular_solve_result = return_types.triangular_solve
 
 
 def qr(input: Tensor, some: bool = True):

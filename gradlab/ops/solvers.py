@@ -67,11 +67,19 @@ _FAILURES = {
 }
 
 
-def lapack_failure(op: str, shape, failure: str) -> RuntimeError:
+class LinAlgError(RuntimeError):
+    """A matrix the algorithm can't handle: singular, not positive-definite, no convergence.
+
+    ``gradlab.linalg.LinAlgError``, as PyTorch's (a RuntimeError, so ``except
+    RuntimeError`` still catches it).
+    """
+
+
+def lapack_failure(op: str, shape, failure: str) -> LinAlgError:
     """A teaching error for a LAPACK failure: the op, the shape, what went wrong, a fix."""
     what, hint = _FAILURES[failure]
     which = "the input matrix" if len(shape) == 2 else "a matrix in the batch"
-    return RuntimeError(f"{op}: {which} (shape {tuple(shape)}) {what}. Hint: {hint}")
+    return LinAlgError(f"{op}: {which} (shape {tuple(shape)}) {what}. Hint: {hint}")
 
 
 def call_lapack(op: str, failure: str, fn, a, *args, **kwargs):
@@ -242,15 +250,20 @@ def inverse(input: Tensor) -> Tensor:
     return inv_of("inverse", input)
 
 
-def solve_of(op: str, A: Tensor, B: Tensor, left: bool = True) -> Tensor:
-    """X with A X = B (left=True) or X A = B (left=False); B a vector or matrices."""
-    check_matrices(op, A)
+def check_right_hand_side(op: str, B, A: Tensor) -> None:
+    """B of A X = B: a float tensor of A's dtype."""
     if not isinstance(B, Tensor):
         raise TypeError(f"{op}: B must be a Tensor, got {type(B).__name__}")
     check_float(op, B)
     if B.dtype is not A.dtype:
         raise RuntimeError(f"{op}: A and B must have the same dtype, got {A.dtype} and "
                            f"{B.dtype}. Fix: B.to(A.dtype)")
+
+
+def solve_of(op: str, A: Tensor, B: Tensor, left: bool = True) -> Tensor:
+    """X with A X = B (left=True) or X A = B (left=False); B a vector or matrices."""
+    check_matrices(op, A)
+    check_right_hand_side(op, B, A)
     n = A.shape[-1]
     # PyTorch's rule: B is a (batch of) vector(s) if 1-D, or if its shape is A's minus one dim.
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 from ..ops.creation import zeros_like
 from ..tensor import Tensor
-from .optimizer import Optimizer, check_engine_flags, check_option, state_tensor
+from .optimizer import Optimizer, check_engine_flags, check_option, state_tensor, step_gradient
 
 __all__ = ["Adadelta"]
 
@@ -50,10 +50,7 @@ class Adadelta(Optimizer):
             state["square_avg"] = state_tensor(zeros_like(param))
             state["acc_delta"] = state_tensor(zeros_like(param))
         state["step"] += 1
-        if group["maximize"]:
-            grad = -grad
-        if group["weight_decay"]:
-            grad = grad.add(param, alpha=group["weight_decay"])
+        grad = step_gradient(param, grad, group)
         square_avg, acc_delta = state["square_avg"], state["acc_delta"]
         square_avg.mul_(rho).add_(grad * grad, alpha=1 - rho)
         delta = (acc_delta + eps).sqrt_().div_((square_avg + eps).sqrt_()).mul_(grad)

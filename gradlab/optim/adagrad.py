@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 from ..ops.creation import full_like
 from ..tensor import Tensor
-from .optimizer import Optimizer, check_engine_flags, check_option, state_tensor
+from .optimizer import Optimizer, check_engine_flags, check_option, state_tensor, step_gradient
 
 __all__ = ["Adagrad"]
 
@@ -51,10 +51,7 @@ class Adagrad(Optimizer):
         if not state:  # a parameter added later with add_param_group
             self._init_state(param, state, group)
         step = state["step"] = state["step"] + 1
-        if group["maximize"]:
-            grad = -grad
-        if group["weight_decay"]:
-            grad = grad.add(param, alpha=group["weight_decay"])
+        grad = step_gradient(param, grad, group)
         lr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
         total = state["sum"]
         total.add_(grad * grad)

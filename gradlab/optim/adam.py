@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from ..ops.creation import zeros_like
 from ..ops.selection import maximum
 from ..tensor import Tensor
-from .optimizer import Optimizer, check_engine_flags, check_option, state_tensor
+from .optimizer import Optimizer, check_engine_flags, check_option, state_tensor, step_gradient
 
 __all__ = ["Adam"]
 
@@ -59,7 +59,7 @@ class Adam(Optimizer):
             check_option(name, f"betas[{i}]", betas[i], 0.0, 1.0, hint=hint)
 
     def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
-        lr, weight_decay = group["lr"], group["weight_decay"]
+        lr = group["lr"]
         beta1, beta2 = group["betas"]
         if not state:
             state["step"] = 0
@@ -67,13 +67,7 @@ class Adam(Optimizer):
             state["exp_avg_sq"] = state_tensor(zeros_like(param))
             if group["amsgrad"]:
                 state["max_exp_avg_sq"] = state_tensor(zeros_like(param))
-        if group["maximize"]:
-            grad = -grad
-        if weight_decay:
-            if group["decoupled_weight_decay"]:
-                param.mul_(1 - lr * weight_decay)
-            else:
-                grad = grad.add(param, alpha=weight_decay)
+        grad = step_gradient(param, grad, group)
         step = state["step"] = state["step"] + 1
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)

@@ -301,6 +301,21 @@ class Optimizer:
 
 # --- helpers for the algorithms -----------------------------------------------------------------
 
+def step_gradient(param: Tensor, grad: Tensor, group: dict) -> Tensor:
+    """The gradient an update follows: -grad with ``maximize``, plus weight_decay·θ (L2
+    decay); with ``decoupled_weight_decay`` (AdamW) θ shrinks by lr·weight_decay in place
+    instead and the gradient stays as it is."""
+    if group["maximize"]:
+        grad = -grad
+    weight_decay = group["weight_decay"]
+    if weight_decay:
+        if group.get("decoupled_weight_decay"):
+            param.mul_(1 - group["lr"] * weight_decay)
+        else:
+            grad = grad.add(param, alpha=weight_decay)
+    return grad
+
+
 def state_tensor(t: Tensor) -> Tensor:
     """Mark ``t`` as optimizer state: its bytes count in the ``optimizer`` memory category."""
     t._storage.set_category("optimizer")

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from ..ops.creation import zeros_like
 from ..tensor import Tensor
-from .optimizer import Optimizer, check_engine_flags, check_option, state_tensor
+from .optimizer import Optimizer, check_engine_flags, check_option, state_tensor, step_gradient
 
 __all__ = ["RMSprop"]
 
@@ -53,10 +53,7 @@ class RMSprop(Optimizer):
             if group["centered"]:
                 state["grad_avg"] = state_tensor(zeros_like(param))
         state["step"] += 1
-        if group["maximize"]:
-            grad = -grad
-        if group["weight_decay"]:
-            grad = grad.add(param, alpha=group["weight_decay"])
+        grad = step_gradient(param, grad, group)
         square_avg = state["square_avg"]
         square_avg.mul_(alpha).add_(grad * grad, alpha=1 - alpha)
         if group["centered"]:

@@ -1,6 +1,12 @@
-"""``gradlab.nn.utils``: gradient clipping, parameter/vector conversion, and (in ``rnn``)
-padding and packing of variable-length sequences."""
+"""``gradlab.nn.utils``: gradient clipping, parameter/vector conversion, (in ``rnn``) padding
+and packing of variable-length sequences, parametrizations (``parametrize``,
+``parametrizations``), the hook-based weight/spectral norm, BatchNorm fusion, ``skip_init``
+and ``stateless``."""
 
-from . import rnn
+from . import parametrizations, parametrize, rnn, stateless
 from .clip_grad import *
 from .convert_parameters import *
+from .fusion import *
+from .init import skip_init
+from .spectral_norm import remove_spectral_norm, spectral_norm
+from .weight_norm import remove_weight_norm, weight_norm
