@@ -54,7 +54,10 @@ class Generator:
         return rng
 
     def get_state(self) -> dict:
-        """The stream's position (CPU: NumPy bit-generator state), for ``set_state``."""
+        """The stream's position (CPU: NumPy bit-generator state), for ``set_state``.
+        A stream that drew nothing yet is at its seed (and its device is not touched)."""
+        if self._rng is None:
+            return {"seed": self._seed, "state": None}
         return {"seed": self._seed, "state": getattr(self.rng, "bit_generator", None)
                 and self.rng.bit_generator.state}
 
@@ -84,6 +87,11 @@ def get_generator(device) -> Generator:
 
 
 default_generator = get_generator("cpu")
+
+
+def default_generators() -> dict:
+    """Every device's default generator made so far, by device."""
+    return dict(_defaults)
 
 
 def manual_seed(seed: int) -> Generator:

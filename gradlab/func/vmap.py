@@ -337,7 +337,7 @@ def _rng_states() -> dict:
     position; its draws go unnoticed.
     """
     states = {}
-    for device, generator in list(_random._defaults.items()):
+    for device, generator in _random.default_generators().items():
         try:
             states[device] = generator.get_state()
         except AttributeError:  # a backend whose generator can't report its position
@@ -346,7 +346,7 @@ def _rng_states() -> dict:
 
 
 def _set_rng_states(states: dict) -> None:
-    for device, generator in list(_random._defaults.items()):
+    for device, generator in _random.default_generators().items():
         state = states.get(device)
         if state is None:
             if device not in states:  # first used during the call: back to its start

@@ -453,3 +453,10 @@ def test_functional_call_grad_vmap_compose_without_touching_the_model():
     np.testing.assert_allclose(jac.numpy(), np.broadcast_to(before["weight"], (4, 1, 3)))
     fwd = vmap(jacfwd(lambda a: functional_call(model, params, (a,))))(x)
     np.testing.assert_allclose(fwd.numpy(), jac.numpy())
+
+
+def test_the_randomness_check_skips_a_generator_that_never_drew():
+    """A CUDA generator registered by an earlier call (a refused cuda draw, say) has no
+    position to read, and reading it must not reach for CuPy: vmap runs on a CPU-only machine."""
+    gradlab.random.get_generator("cuda")
+    assert gradlab.vmap(lambda x: x * 2)(gradlab.ones(3, 2)).shape == (3, 2)
