@@ -64,7 +64,9 @@ class Module(ModuleHooks, ModuleCheckpoint):
         d["_modules"] = {}
         for name in ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
                      "_forward_hooks_with_kwargs", "_forward_hooks_always_called",
-                     "_backward_hooks", "_backward_pre_hooks"):
+                     "_backward_hooks", "_backward_pre_hooks", "_state_dict_pre_hooks",
+                     "_state_dict_hooks", "_load_state_dict_pre_hooks",
+                     "_load_state_dict_post_hooks"):
             d[name] = {}
 
     # --- calling -------------------------------------------------------------------------
@@ -303,6 +305,23 @@ class Module(ModuleHooks, ModuleCheckpoint):
             if not isinstance(module, Module):
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return module
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put ``module`` at a dotted path (``"encoder.0"``), replacing what is there; with
+        ``strict=True`` the path must name an existing submodule."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        if name in parent._modules or not strict and not hasattr(parent, name):
+            setattr(parent, name, module)
+            return
+        if strict:
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}` (path "
+                                 f"'{target}'). Fix: strict=False adds it")
+        raise AttributeError(f"`{name}` is not an nn.Module (path '{target}')")
 
     def _get_member(self, target: str, registry: str, kind: str):
         module_path, _, name = target.rpartition(".")
