@@ -238,3 +238,17 @@ def test_hook_spectral_norm_errors():
         spectral_norm(nn.Linear(3, 2), n_power_iterations=0)
     with pytest.raises(ValueError, match="cannot be applied as parameter `bias` is None"):
         spectral_norm(nn.Linear(3, 2, bias=False), name="bias")
+
+
+@needs_torch
+@pytest.mark.filterwarnings("ignore:.*weight_norm.*is deprecated:FutureWarning")
+def test_an_old_weight_norm_checkpoint_loads_into_the_parametrized_form_as_in_torch():
+    """weight_g/weight_v keys (the hook form) are renamed by a load pre-hook."""
+    results = []
+    for lib in (gradlab, torch):
+        lib.manual_seed(0)
+        old = lib.nn.utils.weight_norm(lib.nn.Linear(3, 2))
+        new = lib.nn.utils.parametrizations.weight_norm(lib.nn.Linear(3, 2))
+        new.load_state_dict(old.state_dict())
+        results.append(new.weight.detach().numpy().tolist() == old.weight.detach().numpy().tolist())
+    assert results == [True, True]

@@ -210,6 +210,15 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     """w = g · v / ‖v‖ with g (``parametrizations.weight.original0``) and v (``original1``)
     learned separately; ``dim`` keeps one g per slice (``None``: one for all)."""
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+
+    def load_old_keys(state_dict, prefix, *_):
+        """A checkpoint of the hook form (``weight_g``/``weight_v``) loads into this one."""
+        g_key, v_key = f"{prefix}{name}_g", f"{prefix}{name}_v"
+        if g_key in state_dict and v_key in state_dict:
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g_key)
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v_key)
+
+    module._register_load_state_dict_pre_hook(load_old_keys)
     return module
 
 
