@@ -19,6 +19,7 @@ from ...ops.normalization import normalize
 from ...tensor import Tensor
 from ..modules.module import Module
 from ..parameter import Parameter
+from .weight_norm import remove_hook_form
 
 __all__ = ["spectral_norm", "remove_spectral_norm"]
 
@@ -125,9 +126,4 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
 
 def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
     """Undo :func:`spectral_norm`: ``<name>`` is one Parameter again, with the current W/σ."""
-    for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[key]
-            return module
-    raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    return remove_hook_form(module, SpectralNorm, name, "spectral_norm")

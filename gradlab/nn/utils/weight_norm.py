@@ -96,9 +96,15 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
 
 def remove_weight_norm(module: Module, name: str = "weight") -> Module:
     """Undo :func:`weight_norm`: ``<name>`` is one Parameter again, with the current value."""
+    return remove_hook_form(module, WeightNorm, name, "weight_norm")
+
+
+def remove_hook_form(module: Module, kind: type, name: str, what: str) -> Module:
+    """Take off the forward pre-hook of class ``kind`` that reparametrizes ``<name>``
+    (weight_norm's or spectral_norm's), leaving ``<name>`` one Parameter again."""
     for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
+        if isinstance(hook, kind) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[key]
             return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    raise ValueError(f"{what} of '{name}' not found in {module}")
