@@ -494,17 +494,3 @@ def test_multinomial_needs_a_tensor_and_a_generator_of_its_device():
         with pytest.raises(RuntimeError, match=r"generator is for cuda.*same device"):
             gradlab.multinomial(gradlab.ones(2), 1, generator=gradlab.Generator("cuda"))
 
-
-@needs_torch
-@pytest.mark.filterwarnings("ignore:Creating a tensor from a list of numpy.ndarrays")
-@pytest.mark.parametrize("data", [
-    [np.float32(1), 2], [np.float64(1), 2], [np.float16(1), 2.5], [1, np.float32(2.5)],
-    [np.int32(1), 2], [np.uint8(3), True], [np.float16(1), np.float16(2)],
-    [np.array([1, 2], dtype=np.int32), [3, 4]], [np.array([1.0], dtype=np.float32), [True]],
-], ids=str)
-def test_lists_with_numpy_values_get_torchs_dtype(data):
-    """Each element keeps its own dtype (a Python float the default one), then they are
-    promoted as tensors are: NumPy would make [np.float32(1), 2] float64."""
-    ours, theirs = gradlab.tensor(data), torch.tensor(data)
-    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
-    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

@@ -41,6 +41,7 @@ from . import forward_ad as _forward_ad
 from .anomaly_mode import anomaly, record_forward_trace
 from .grad_mode import state
 from .node import Node, SavedTensor, _grad_accumulator, _node_ids
+from .raw_results import arrays_not_scalars, device_of, in_c_order
 
 __all__ = ["Function", "once_differentiable"]
 
@@ -251,7 +252,7 @@ def _dispatch(fn, args):
         # The common case, kept short: one freshly allocated NumPy array
         # (what _output does, inlined).
         if result.ndim > 1 and not result.flags.c_contiguous:
-            result = _in_c_order(result, node)
+            result = in_c_order(result, node)
         diff = record and (result.dtype.kind == "f" or result.dtype == _bfloat16) and (
             ctx._non_differentiable is None or id(result) not in ctx._non_differentiable)
         out = _new_tensor(Tensor)
@@ -268,7 +269,7 @@ def _dispatch(fn, args):
         return out
     if type(result) is not _ndarray and (type(result) is tuple or
                                           isinstance(result, _np_generic)):
-        result = _arrays_not_scalars(result, node)
+        result = arrays_not_scalars(result, node)
     if type(result) is tuple:
         outputs = tuple(_wrap(r, k, fn, args, device, node) for k, r in enumerate(result))
     else:
@@ -338,9 +339,9 @@ def _wrap(r, k, fn, args, device, node):
             viewed = _viewed_input(r, args)
         if viewed is None:  # a new array (of its own, or a view of a temporary)
             if not fn.returns_input and r.ndim > 1 and not r.flags.c_contiguous:
-                data = r = _in_c_order(r, node)
+                data = r = in_c_order(r, node)
             storage = Storage((r if r.base is None else r.base).nbytes,
-                              device if device is not None else _device_of(r))
+                              device if device is not None else device_of(r))
         else:
             storage = viewed._storage
     t = _output(data, storage, node, k, r)
@@ -364,46 +365,7 @@ def _output(data, storage, node, k, result=None):
 
 _bfloat16 = np.dtype(ml_dtypes.bfloat16)  # a float whose NumPy kind is 'V', not 'f'
 _new_tensor = object.__new__
-_ndarray, _np_generic, _np_asarray = np.ndarray, np.generic, np.asarray
-
-
-def _in_c_order(array, node):
-    """``array`` copied to C order (contiguous), what forward saved pointing at the copy.
-
-    PyTorch's ops return contiguous results, but NumPy keeps the order of a
-    transposed input: ``softmax(x.t(), 0)`` would come out transposed, and a
-    ``.view`` of it fail. Views of inputs stay views (the dispatcher never
-    gets here for them), and in-place ops write where they must.
-    """
-    if type(array) is _ndarray:
-        copy = np.ascontiguousarray(array)
-    else:  # CuPy copies onto the current device: make it the array's
-        dev = _device_of(array)
-        with dev.backend.use_device(dev.index):
-            copy = dev.backend.xp.ascontiguousarray(array)
-    if node is not None:
-        if node._saved:
-            node._saved = tuple(copy if item is array else item for item in node._saved)
-        if node._non_differentiable is not None:
-            node._non_differentiable = tuple(id(copy) if i == id(array) else i
-                                             for i in node._non_differentiable)
-    return copy
-
-
-def _arrays_not_scalars(result, node):
-    """NumPy returns scalars for 0-d results; tensors hold arrays, so convert them.
-
-    What forward saved refers to the scalar objects, so the saved list is
-    updated too (outputs are recognised by identity when the node connects).
-    """
-    items = result if type(result) is tuple else (result,)
-    if not any(isinstance(r, _np_generic) for r in items):
-        return result
-    converted = tuple(_np_asarray(r) if isinstance(r, _np_generic) else r for r in items)
-    if node is not None and node._saved is not None:
-        swap = {id(old): new for old, new in zip(items, converted) if old is not new}
-        node._saved = tuple(swap.get(id(item), item) for item in node._saved)
-    return converted if type(result) is tuple else converted[0]
+_ndarray, _np_generic = np.ndarray, np.generic
 
 
 def _viewed_input(array, args):
@@ -419,12 +381,6 @@ def _viewed_input(array, args):
             if d is array or (base is not None and (d is base or d.base is base)):
                 return a
     return None
-
-
-def _device_of(array):
-    from ..backends import backend_for_array
-
-    return backend_for_array(array)[0]
 
 
 def _connect_outputs(node, args, outputs):
