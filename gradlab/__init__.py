@@ -63,6 +63,7 @@ int = int32  # noqa: A001
 # (linalg is the torch.linalg-style namespace; gradlab.ops exports functions, not its families.)
 from . import (  # noqa: E402
     accelerator,
+    amp,
     compiler,
     cuda,
     datasets,
@@ -77,6 +78,16 @@ from . import (  # noqa: E402
     viz,
 )
 from ._formatting import set_printoptions  # noqa: E402
+from .amp import GradScaler, autocast  # noqa: E402 - torch.autocast, torch.GradScaler
+from .amp.autocast_mode import (  # noqa: E402
+    clear_autocast_cache,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 from .backends import cudnn as _cudnn  # noqa: E402, F401 - gradlab.backends.cudnn, as in PyTorch
 from .backends import mps as _mps  # noqa: E402, F401 - gradlab.backends.mps
 from .compiler import compile  # noqa: E402, A004 - PyTorch's name

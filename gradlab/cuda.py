@@ -5,6 +5,9 @@ CuPy is imported on the first call that needs it, never at ``import gradlab``.
 
 from __future__ import annotations
 
+import sys as _sys
+
+from .amp import cuda_amp as amp
 from .backends import device as _device
 from .backends import get_backend
 from .memory import max_memory_allocated as _max_allocated
@@ -15,6 +18,9 @@ from .memory import reset_peak_memory_stats as _reset_peak
 __all__ = ["is_available", "device_count", "synchronize", "current_device", "get_device_name",
            "memory_allocated", "max_memory_allocated", "reset_peak_memory_stats", "memory_summary",
            "empty_cache", "manual_seed"]
+
+
+_sys.modules[__name__ + ".amp"] = amp  # `from gradlab.cuda.amp import autocast` works
 
 
 def is_available() -> bool:

@@ -186,6 +186,8 @@ def once_differentiable(backward):
 
 
 Tensor = None  # gradlab.tensor.Tensor, bound by that module (it imports this one)
+_autocast_args = None  # gradlab.amp.autocast_mode.cast_args, bound by that module
+_autocast_by_name = None  # gradlab.amp.autocast_mode.cast_for, bound by that module
 _listeners = events.listeners  # the bus's list itself: truthy exactly when someone listens
 
 
@@ -196,6 +198,8 @@ def _dispatch(fn, args):
     pass over the arguments, a node only when a gradient will be needed,
     and no event work unless someone listens.
     """
+    if state.autocast is not None:  # inside gradlab.autocast: cast per the op's rule
+        args = _autocast_args(fn, args)
     # 1. Which arguments are tensors, on which device, and does any need a gradient?
     #    (``fargs``: the arguments as a raw forward sees them, arrays for tensors.)
     device = None

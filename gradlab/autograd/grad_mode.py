@@ -25,6 +25,7 @@ class _State(threading.local):
     running_module = None  # that nn.Module itself (its children's paths are found from it)
     dual = None  # the forward-mode level (forward_ad.dual_level) when one is active
     in_tangent_rule = False  # computing an op's tangent: its ops emit no events of their own
+    autocast = None  # {device type: dtype} while autocast is on (gradlab.amp), else None
 
 
 state = _State()

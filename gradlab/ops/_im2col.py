@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .linalg import host_operands
+
 __all__ = ["ConvGeometry", "unfold", "fold", "grid", "from_grid", "product", "product_t"]
 
 _TILE = 128  # rows per block of a transpose: a block of both arrays stays in the L1 cache
@@ -95,15 +97,16 @@ def product(xp, a, b):
     measured on LeNet's); one batched call on blocks of ``_COLUMNS`` columns
     keeps each block in the cache, its loop over blocks in C, not Python.
     """
+    dtype, (a, b) = a.dtype, host_operands(a, b)  # NumPy half floats: multiplied in float32
     length = b.shape[-1]
     whole = length // _COLUMNS * _COLUMNS
-    if whole == 0:  # (.astype: NumPy multiplies bfloat16 in float32 and returns that)
-        return xp.matmul(a, b).astype(a.dtype, copy=False)
+    if whole == 0:
+        return xp.matmul(a, b).astype(dtype, copy=False)
     out = xp.empty(a.shape[:-1] + (length,), dtype=a.dtype)
     xp.matmul(a[..., None, :, :], _in_blocks(b, _COLUMNS), out=_in_blocks(out, _COLUMNS))
     if whole < length:
         xp.matmul(a, b[..., whole:], out=out[..., whole:])
-    return out
+    return out.astype(dtype, copy=False)
 
 
 def product_t(xp, a, b):
@@ -112,15 +115,16 @@ def product_t(xp, a, b):
     One product per block of ``_SUM_COLUMNS`` columns (one batched call), then
     the sum of the partial products.
     """
+    dtype, (a, b) = a.dtype, host_operands(a, b)
     length = b.shape[-1]
     whole = length // _SUM_COLUMNS * _SUM_COLUMNS
     if whole == 0:
-        return xp.matmul(a, b.swapaxes(-1, -2)).astype(a.dtype, copy=False)
+        return xp.matmul(a, b.swapaxes(-1, -2)).astype(dtype, copy=False)
     out = xp.matmul(_in_blocks(a, _SUM_COLUMNS),
                     _in_blocks(b, _SUM_COLUMNS).swapaxes(-1, -2)).sum(-3)
     if whole < length:
         out += xp.matmul(a[..., whole:], b[..., whole:].swapaxes(-1, -2))
-    return out.astype(a.dtype, copy=False)
+    return out.astype(dtype, copy=False)
 
 
 def _padded_batch_last(xp, x, geo: ConvGeometry):

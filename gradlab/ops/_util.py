@@ -8,7 +8,9 @@ from numbers import Number
 import numpy as np
 
 from .. import dtypes as _dt
+from ..autograd import function as _function
 from ..autograd.function import _dispatch
+from ..autograd.grad_mode import state as _grad_state
 from ..tensor import Tensor
 
 __all__ = ["wrap_dim", "wrap_dims", "as_operand", "promote", "unbroadcast", "tangent_sum",
@@ -173,6 +175,20 @@ def unbroadcast(grad: Tensor, shape) -> Tensor | None:
     if dims:
         grad = grad.sum(dims, keepdim=True)
     return grad
+
+
+def autocast_inputs(op: str, *args) -> tuple:
+    """``args`` as autocast wants them for ``op``; as given when autocast is off.
+
+    The dispatcher casts every op's inputs (see :mod:`gradlab.amp`), but a
+    public function that checks or promotes dtypes before it dispatches
+    (``linear``, ``matmul``, the convolutions ...) calls this first, so that
+    ``bfloat16 @ float32`` under autocast is two bfloat16 inputs, not an error
+    or a float32 product cast down again.
+    """
+    if _grad_state.autocast is None:
+        return args
+    return _function._autocast_by_name(op, args)
 
 
 def binary_op(fn, a, b):

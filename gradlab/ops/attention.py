@@ -46,7 +46,8 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import tangent_sum, unbroadcast, xp_for
+from ._util import autocast_inputs, tangent_sum, unbroadcast, xp_for
+from .linalg import host_operands, matrix_product
 from .sampling import rand
 
 # PyTorch has no torch.scaled_dot_product_attention: only F.scaled_dot_product_attention.
@@ -92,7 +93,8 @@ class ScaledDotProductAttention(Function):
         ctx.materialize_grads = False  # P's gradient is None when nobody used P
         ctx.scale, ctx.groups, ctx.keep_scale = scale, groups, keep_scale
         qg, kg, vg = (_grouped(x, groups, kind) for x, kind in ((q, "q"), (k, "kv"), (v, "kv")))
-        scores = (qg @ xp.swapaxes(kg, -1, -2)) * scale
+        # (NumPy half floats: the scores and their softmax in float32, see host_operands)
+        scores = xp.matmul(*host_operands(qg, xp.swapaxes(kg, -1, -2))) * scale
         L, S = scores.shape[-2:]
         if is_causal:  # query i sees keys 0..i (top-left aligned when L != S)
             scores = xp.where(xp.tril(xp.ones((L, S), dtype=bool)), scores, -math.inf)
@@ -110,7 +112,7 @@ class ScaledDotProductAttention(Function):
             p = e / xp.where(total == 0, 1, total)
         p = p.astype(q.dtype, copy=False)
         applied = p if keep is None else p * _grouped(keep, groups, "q") * keep_scale
-        out = (applied @ vg).astype(q.dtype, copy=False)  # (bfloat16 products come as f32)
+        out = matrix_product(applied, vg)
         if groups > 1:  # back from (…, Hk, G, ·, ·) to (…, Hq, ·, ·)
             out = out.reshape(out.shape[:-4] + (-1,) + out.shape[-2:])
             p = p.reshape(p.shape[:-4] + (-1,) + p.shape[-2:])
@@ -269,6 +271,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     are given); ``scale`` defaults to 1/√E; ``dropout_p`` drops attention
     weights (always, whatever the mode: pass 0.0 when evaluating).
     """
+    query, key, value = autocast_inputs("scaled_dot_product_attention", query, key, value)
     groups = _check_inputs(query, key, value, attn_mask, dropout_p, enable_gqa)
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     keep, keep_scale = attention_dropout_mask(query, key, groups, dropout_p)

@@ -30,7 +30,7 @@ from numbers import Integral
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._im2col import ConvGeometry, fold, from_grid, grid, product, product_t, unfold
-from ._util import tangent_sum, xp_for
+from ._util import autocast_inputs, tangent_sum, xp_for
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
 FUNCTIONAL = list(__all__)
@@ -280,6 +280,7 @@ def _output_size(op: str, shape: tuple, size, kernel, stride, pads, dilation,
 
 
 def _conv(op, input, weight, bias, stride, padding, dilation, groups, spatial) -> Tensor:
+    input, weight, bias = autocast_inputs("convolution", input, weight, bias)
     input, shape, unbatched, stride, dilation = _batched_operands(op, input, weight, bias,
                                                                   stride, dilation, spatial)
     kernel = tuple(weight.shape[2:])
@@ -372,6 +373,7 @@ def _transposed_output_size(op: str, shape: tuple, size, kernel, stride, padding
 
 def _conv_transpose(op, input, weight, bias, stride, padding, output_padding, groups,
                     dilation, spatial) -> Tensor:
+    input, weight, bias = autocast_inputs("conv_transpose", input, weight, bias)
     input, shape, unbatched, stride, dilation = _batched_operands(op, input, weight, bias,
                                                                   stride, dilation, spatial)
     padding, output_padding = _transposed_padding(op, padding, output_padding, spatial)

@@ -18,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import state as _grad_state
 from ..tensor import Tensor
-from ._util import tangent_sum, unbroadcast
+from ._util import autocast_inputs, tangent_sum, unbroadcast
 from .linalg import Matmul, einsum, matrix_product
 
 # PyTorch has no torch.linear in its public API, only F.linear.
@@ -82,6 +83,8 @@ its linear is addmm (mm without a bias) on a matrix and ends in a reshape otherw
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``: input (..., in), weight (out, in), bias (out,)."""
+    if _grad_state.autocast is not None:
+        input, weight, bias = autocast_inputs("linear", input, weight, bias)
     try:  # the common case in two lines: every layer of every step comes through here
         wshape = weight._data.shape
         ok = (input._data.shape[-1:] == wshape[1:] and len(wshape) == 2 and
@@ -204,6 +207,7 @@ _EXPECTED = {"addmm": (2, 2, "two matrices (n, m) and (m, p)"),
 
 def _add_product(op: type[Addmm], input, m1, m2, beta, alpha) -> Tensor:
     name = op.name
+    input, m1, m2 = autocast_inputs(name, input, m1, m2)
     nd1, nd2, what = _EXPECTED[name]
     for label, t in (("input", input), ("first", m1), ("second", m2)):
         if not isinstance(t, Tensor):

@@ -19,8 +19,9 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..autograd.function import Function
+from ..autograd.grad_mode import state as _grad_state
 from ..tensor import Tensor
-from ._util import promote, unbroadcast, xp_for
+from ._util import autocast_inputs, promote, unbroadcast, widened, xp_for
 
 __all__ = ["matmul", "mm", "bmm", "dot", "outer", "einsum"]
 TENSOR_METHODS = ["matmul", "mm", "bmm", "dot", "outer"]
@@ -79,16 +80,34 @@ def matrix_product(a, b):
     transposed instead of ``b`` (k×n), and its m×n result copied back to
     row-major order: worth it when those move fewer values, m(k + n) < kn.
     cuBLAS takes transposes for free, so this is for NumPy matrices only.
+
+    NumPy has no half-precision BLAS: its float16 product is a plain loop,
+    about 150x slower than float32. Half floats on the CPU are multiplied
+    in float32 and rounded once at the end (PyTorch accumulates them in
+    float32 too); see :func:`host_operands`.
     """
+    dtype = _product_dtype(a, b)
+    a, b = host_operands(a, b)
     if (type(a) is np.ndarray and a.ndim == 2 and b.ndim == 2
             and b.flags.f_contiguous and not b.flags.c_contiguous):
         m, k = a.shape
         n = b.shape[1]
         if m * (k + n) < k * n:
-            return np.ascontiguousarray((b.T @ a.T).T).astype(_product_dtype(a, b), copy=False)
-    # (.astype: NumPy multiplies bfloat16 matrices in float32 and returns that; PyTorch
-    # accumulates in float32 too, then rounds to bfloat16)
-    return (a @ b).astype(_product_dtype(a, b), copy=False)
+            return np.ascontiguousarray((b.T @ a.T).T).astype(dtype, copy=False)
+    # (.astype: half floats were multiplied in float32, as PyTorch accumulates them; a
+    # bfloat16 product on CuPy also comes back as float32)
+    return (a @ b).astype(dtype, copy=False)
+
+
+def host_operands(a, b):
+    """NumPy half-float operands of a product as float32 (CuPy and other dtypes as they are).
+
+    The product's dtype is still the operands' own: callers round the
+    float32 result back (``.astype(dtype, copy=False)``).
+    """
+    if type(a) is np.ndarray and a.dtype.itemsize == 2 and a.dtype.kind in "fV":
+        return widened(a), widened(b)
+    return a, b
 
 
 def _product_dtype(a, b):
@@ -135,6 +154,8 @@ def _check_matmul(op: str, a, b) -> None:
 
 def matmul(input, other) -> Tensor:
     """Matrix product with broadcasting over batch dims (``@``)."""
+    if _grad_state.autocast is not None:
+        input, other = autocast_inputs("matmul", input, other)
     a, b = promote(input, other)
     _check_matmul("matmul", a, b)
     return Matmul.apply(a, b)
@@ -145,7 +166,7 @@ def mm(input, mat2) -> Tensor:
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: expects two 2-D tensors, got shapes {tuple(input.shape)} and "
                            f"{tuple(mat2.shape)}; use matmul for other ranks")
-    a, b = promote(input, mat2)
+    a, b = promote(*autocast_inputs("matmul", input, mat2))
     _check_matmul("mm", a, b)
     return Matmul.apply(a, b)
 
@@ -155,7 +176,7 @@ def bmm(input, mat2) -> Tensor:
     if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"bmm: expects (b, n, m) and (b, m, p) with the same b, got shapes "
                            f"{tuple(input.shape)} and {tuple(mat2.shape)}")
-    a, b = promote(input, mat2)
+    a, b = promote(*autocast_inputs("matmul", input, mat2))
     _check_matmul("bmm", a, b)
     return Matmul.apply(a, b)
 
@@ -320,6 +341,7 @@ def einsum(equation: str, *operands) -> Tensor:
     shapes = [tuple(t.shape) for t in operands]
     inputs, output, ellipsis_letters = _parse_equation(equation.replace(" ", ""), shapes)
     inputs = _separate_broadcast_dims(inputs, output, shapes, ellipsis_letters)
+    operands = autocast_inputs("einsum", *operands)
     dtype = operands[0].dtype
     for t in operands[1:]:
         dtype = _dt.promote_types(dtype, t.dtype)

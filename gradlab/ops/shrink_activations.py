@@ -26,7 +26,7 @@ import warnings
 from ..autograd.function import Function
 from ..random import get_generator
 from ..tensor import Tensor
-from ._util import check_float, wrap_dim, xp_for
+from ._util import autocast_inputs, check_float, wrap_dim, xp_for
 from .activation import _check_tensor, _sigmoid_array
 from .inplace import apply_inplace
 from .joining import cat
@@ -220,6 +220,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     (dim 1 of the input)."""
     _check_tensor("prelu", input)
     _check_tensor("prelu", weight)
+    input, weight = autocast_inputs("prelu", input, weight)
     check_float("prelu", input)
     if weight.dtype is not input.dtype:
         raise RuntimeError(f"prelu: weight is {weight.dtype} but input is {input.dtype}; "

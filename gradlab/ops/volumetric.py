@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from ._util import autocast_inputs
 from .convolution import (
     _batched_operands,
     _check_bias,
@@ -89,6 +90,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
     conv2d's, taken through the depth gather (see the module docstring).
     """
     op = "conv3d"
+    input, weight, bias = autocast_inputs("convolution", input, weight, bias)
     _check_rank(op, input)
     x, shape, unbatched, stride, dilation = _batched_operands(op, input, weight, bias, stride,
                                                               dilation, 3)
@@ -118,6 +120,7 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     for all of them, then an index_add along depth).
     """
     op = "conv_transpose3d"
+    input, weight, bias = autocast_inputs("conv_transpose", input, weight, bias)
     _check_rank(op, input)
     x, shape, unbatched, stride, dilation = _batched_operands(op, input, weight, bias, stride,
                                                               dilation, 3)
