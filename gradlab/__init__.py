@@ -67,6 +67,7 @@ from . import (  # noqa: E402
     compiler,
     cuda,
     datasets,
+    distributions,
     func,
     linalg,
     nn,

@@ -1,0 +1,115 @@
+"""The table of distributions under test: one row per way of building one.
+
+A row's ``make(D, *params)`` runs unchanged with ``D = gradlab.distributions``
+and ``D = torch.distributions`` (the same names), so every test builds the
+pair from one lambda and the same float64 parameters. ``params(rng)`` gives
+NumPy parameters inside the constraints, ``values(rng)`` values inside the
+support (shaped to broadcast against the batch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Dist:
+    name: str
+    make: Callable  # make(D, *tensors) -> distribution
+    params: Callable  # rng -> list of float64 arrays
+    values: Callable  # rng -> array of values in the support
+    batch_shape: tuple
+    event_shape: tuple = ()
+    props: tuple = ("mean", "variance", "stddev", "mode")
+    entropy: bool = True
+    cdf: bool = False  # also cdf and icdf
+    rsample: bool = False
+    discrete: bool = False
+
+
+def _pos(rng, shape, lo=0.5, hi=2.0):
+    return rng.uniform(lo, hi, shape)
+
+
+def _probs(rng, shape):
+    p = rng.uniform(0.1, 1.0, shape)
+    return p / p.sum(-1, keepdims=True)
+
+
+def _spd(rng, k=3, batch=()):
+    a = rng.normal(size=batch + (k, k))
+    return a @ np.swapaxes(a, -1, -2) + np.eye(k)
+
+
+def _tril(rng, k=3, batch=()):
+    a = np.tril(rng.normal(size=batch + (k, k)), -1)
+    return a + np.eye(k) * rng.uniform(0.5, 1.5, batch + (k,))[..., None]
+
+
+def _uniform_params(rng):
+    return [rng.uniform(-2.0, -1.5, (3,)), rng.uniform(0.0, 1.0, (3,))]
+
+
+DISTS = [
+    Dist("Normal", lambda D, loc, scale: D.Normal(loc, scale),
+         lambda r: [r.normal(size=(3,)), _pos(r, (3,))], lambda r: r.normal(size=(2, 3)),
+         (3,), cdf=True, rsample=True),
+    Dist("Normal_broadcast", lambda D, loc, scale: D.Normal(loc, scale),
+         lambda r: [r.normal(size=(2, 1)), _pos(r, (3,))], lambda r: r.normal(size=(3,)),
+         (2, 3), cdf=True, rsample=True),
+    Dist("Laplace", lambda D, loc, scale: D.Laplace(loc, scale),
+         lambda r: [r.normal(size=(3,)), _pos(r, (3,))], lambda r: r.normal(size=(2, 3)),
+         (3,), cdf=True, rsample=True),
+    Dist("Exponential", lambda D, rate: D.Exponential(rate), lambda r: [_pos(r, (3,))],
+         lambda r: _pos(r, (2, 3), 0.1, 3.0), (3,), cdf=True, rsample=True),
+    Dist("Uniform", lambda D, low, high: D.Uniform(low, high), _uniform_params,
+         lambda r: np.linspace(-1.4, -0.1, 6).reshape(2, 3), (3,),
+         props=("mean", "variance", "stddev"), cdf=True, rsample=True),
+    Dist("Poisson", lambda D, rate: D.Poisson(rate), lambda r: [_pos(r, (3,), 0.5, 5.0)],
+         lambda r: r.integers(0, 6, (2, 3)).astype(float), (3,), entropy=False,
+         discrete=True),
+    Dist("Bernoulli_probs", lambda D, p: D.Bernoulli(probs=p),
+         lambda r: [r.uniform(0.05, 0.95, (3,))],
+         lambda r: r.integers(0, 2, (2, 3)).astype(float), (3,), discrete=True,
+         props=("mean", "variance", "stddev")),
+    Dist("Bernoulli_logits", lambda D, logit: D.Bernoulli(logits=logit),
+         lambda r: [r.normal(size=(3,)) * 3], lambda r: r.integers(0, 2, (2, 3)).astype(float),
+         (3,), discrete=True, props=("mean", "variance", "stddev", "mode")),
+    Dist("Categorical_probs", lambda D, p: D.Categorical(probs=p), lambda r: [_probs(r, (4, 3))],
+         lambda r: r.integers(0, 3, (2, 4)).astype(float), (4,), discrete=True,
+         props=("mode",)),
+    Dist("Categorical_logits", lambda D, logit: D.Categorical(logits=logit),
+         lambda r: [r.normal(size=(4, 3))], lambda r: r.integers(0, 3, (4,)).astype(float),
+         (4,), discrete=True, props=("mode",)),
+    Dist("OneHotCategorical", lambda D, logit: D.OneHotCategorical(logits=logit),
+         lambda r: [r.normal(size=(4, 3))], lambda r: np.eye(3)[r.integers(0, 3, (2, 4))],
+         (4,), (3,), discrete=True, props=("mean", "variance", "mode")),
+    Dist("Gamma", lambda D, a, b: D.Gamma(a, b), lambda r: [_pos(r, (3,), 0.5, 4.0),
+                                                            _pos(r, (3,))],
+         lambda r: _pos(r, (2, 3), 0.1, 3.0), (3,)),
+    Dist("Beta", lambda D, a, b: D.Beta(a, b), lambda r: [_pos(r, (3,), 1.2, 4.0),
+                                                          _pos(r, (3,), 1.2, 4.0)],
+         lambda r: r.uniform(0.05, 0.95, (2, 3)), (3,)),
+    Dist("Dirichlet", lambda D, a: D.Dirichlet(a), lambda r: [_pos(r, (2, 3), 1.2, 4.0)],
+         lambda r: _probs(r, (4, 2, 3)), (2,), (3,)),
+    Dist("MultivariateNormal_cov", lambda D, mu, cov: D.MultivariateNormal(mu, cov),
+         lambda r: [r.normal(size=(2, 3)), _spd(r)], lambda r: r.normal(size=(4, 2, 3)),
+         (2,), (3,), props=("mean", "variance", "stddev", "mode"), rsample=True),
+    Dist("MultivariateNormal_precision",
+         lambda D, mu, prec: D.MultivariateNormal(mu, precision_matrix=prec),
+         lambda r: [r.normal(size=(3,)), _spd(r, batch=(2,))], lambda r: r.normal(size=(2, 3)),
+         (2,), (3,), rsample=True),
+    Dist("MultivariateNormal_tril",
+         lambda D, mu, tril: D.MultivariateNormal(mu, scale_tril=tril),
+         lambda r: [r.normal(size=(2, 3)), _tril(r)], lambda r: r.normal(size=(2, 3)),
+         (2,), (3,), rsample=True),
+    Dist("Independent_Normal",
+         lambda D, loc, scale: D.Independent(D.Normal(loc, scale), 1),
+         lambda r: [r.normal(size=(2, 3)), _pos(r, (2, 3))], lambda r: r.normal(size=(4, 2, 3)),
+         (2,), (3,), rsample=True),
+]
+
+BY_NAME = {d.name: d for d in DISTS}
