@@ -2,8 +2,11 @@
 
 Most names are gradlab's own ops under the names ``torch.special`` gives them
 (``expit`` is ``sigmoid``, ``gammaln`` is ``lgamma``, ``psi`` is ``digamma``,
-``multigammaln`` is ``mvlgamma``). Not here yet: ``entr`` and the Bessel
-functions beyond ``i0`` and ``i1`` (in ``ops/bessel.py``).
+``multigammaln`` is ``mvlgamma``); ``entr``, ``erfcx``, ``log_ndtr``, the scaled
+and K Bessel functions, ``gammainc``/``gammaincc`` and ``zeta`` are ops of
+``ops/special_functions.py``, ``modified_bessel.py``, ``incomplete_gamma.py`` and
+``hurwitz_zeta.py``. Not here yet: the J/Y Bessel functions, ``airy_ai`` and the
+orthogonal polynomials.
 The rest are short compositions of differentiable ops, so their gradients,
 double backward and forward mode come with them:
 
@@ -38,11 +41,27 @@ from .ops import (
     xlogy,
 )
 from .ops.bessel import i0, i1
+from .ops.hurwitz_zeta import zeta
+from .ops.incomplete_gamma import gammainc, gammaincc
+from .ops.modified_bessel import (
+    i0e,
+    i1e,
+    modified_bessel_i0,
+    modified_bessel_i1,
+    modified_bessel_k0,
+    modified_bessel_k1,
+    scaled_modified_bessel_k0,
+    scaled_modified_bessel_k1,
+)
+from .ops.special_functions import entr, erfcx, log_ndtr
 from .tensor import Tensor
 
 __all__ = ["digamma", "erf", "erfc", "erfinv", "exp2", "expm1", "expit", "gammaln", "i0", "i1",
            "log1p", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri",
-           "polygamma", "psi", "round", "sinc", "softmax", "xlogy", "xlog1py"]
+           "polygamma", "psi", "round", "sinc", "softmax", "xlogy", "xlog1py",
+           "entr", "erfcx", "log_ndtr", "i0e", "i1e", "modified_bessel_i0", "modified_bessel_i1",
+           "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+           "scaled_modified_bessel_k1", "gammainc", "gammaincc", "zeta"]
 
 expit = sigmoid  # the logistic function's name in statistics: 1 / (1 + e^-x)
 gammaln = lgamma  # SciPy's names for the gamma family

@@ -11,6 +11,10 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``special_math``             logit, xlogy, logaddexp, fmod, nan_to_num, heaviside ...
 ``nan_aware``                fmax, fmin (NaN means missing), isposinf, isneginf, isreal
 ``bessel``                   i0 (+ special.i1): Bessel functions, each the other's derivative
+``modified_bessel``          special.i0e, i1e, modified_bessel_k0 ... (scaled I and K)
+``special_functions``        special.entr, erfcx, log_ndtr (digits kept in the tails)
+``incomplete_gamma``         igamma, igammac (special.gammainc, gammaincc)
+``hurwitz_zeta``             special.zeta (Euler-Maclaurin)
 ``error_function``           erfc, erfinv
 ``float_parts``              copysign, nextafter, ldexp, frexp (sign, neighbour, power of two)
 ``integer_math``             gcd, lcm, bitwise_left_shift (<<), bitwise_right_shift (>>)
@@ -139,6 +143,8 @@ from . import (
     gather_scatter,
     grid_sampling,
     gumbel,
+    hurwitz_zeta,
+    incomplete_gamma,
     index_writes,
     indexing,
     inplace,
@@ -157,6 +163,7 @@ from . import (
     matrix_building,
     matrix_chain,
     matrix_functions,
+    modified_bessel,
     more_losses,
     nan_aware,
     nn_inplace,
@@ -186,6 +193,7 @@ from . import (
     solver_status,
     solvers,
     sorting,
+    special_functions,
     special_math,
     stacking,
     statistics,
@@ -231,6 +239,8 @@ from .gamma_functions import *  # noqa: F403
 from .gather_scatter import *  # noqa: F403
 from .grid_sampling import *  # noqa: F403
 from .gumbel import *  # noqa: F403
+from .hurwitz_zeta import *  # noqa: F403
+from .incomplete_gamma import *  # noqa: F403
 from .index_writes import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .inplace import *  # noqa: F403
@@ -248,6 +258,7 @@ from .margin_losses import *  # noqa: F403
 from .matrix_building import *  # noqa: F403
 from .matrix_functions import *  # noqa: F403
 from .methods import install_methods
+from .modified_bessel import *  # noqa: F403
 from .more_losses import *  # noqa: F403
 from .nan_aware import *  # noqa: F403
 from .nn_inplace import *  # noqa: F403
@@ -275,6 +286,7 @@ from .sliding_windows import *  # noqa: F403
 from .softmax_family import *  # noqa: F403
 from .solvers import *  # noqa: F403
 from .sorting import *  # noqa: F403
+from .special_functions import *  # noqa: F403
 from .special_math import *  # noqa: F403
 from .stacking import *  # noqa: F403
 from .statistics import *  # noqa: F403
@@ -305,7 +317,8 @@ FAMILIES = (arithmetic, fused, unary, trigonometry, special_math, error_function
             scatter_reductions, view_scatter,
             matrix_functions, legacy_linalg, triangular_solvers, solver_status,
             rank_and_condition, least_squares, matrix_chain, tensor_equations,
-            nan_aware, bessel, legacy_norms, stacking,
+            nan_aware, bessel, modified_bessel, special_functions, incomplete_gamma,
+            hurwitz_zeta, legacy_norms, stacking,
             instance_norm, embedding_bag, unpooling, pairwise, volumetric, volumetric_pooling)
 """The op families; each binds the functions its TENSOR_METHODS names onto Tensor."""
 
