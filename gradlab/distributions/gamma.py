@@ -22,6 +22,7 @@ from numbers import Number
 from ..autograd.function import Function
 from ..autograd.grad_mode import no_grad
 from ..ops.gamma_functions import digamma, lgamma
+from ..ops.incomplete_gamma import gammainc
 from ..ops.special_math import xlogy
 from ..random import get_generator
 from ..size import Size
@@ -104,6 +105,13 @@ class Gamma(Distribution):
             self._validate_sample(value)
         a, b = self.concentration, self.rate
         return xlogy(a, b) + xlogy(a - 1, value) - b * value - lgamma(a)
+
+    def cdf(self, value):
+        """P(a, rate·x), the regularised lower incomplete gamma function (differentiable in
+        ``rate`` and ``value``, not in ``concentration``, as in PyTorch)."""
+        if self._validate_args:
+            self._validate_sample(value)
+        return gammainc(self.concentration, self.rate * value)
 
     def entropy(self):
         a = self.concentration
