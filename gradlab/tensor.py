@@ -47,6 +47,9 @@ class Tensor:
     _accumulator = None  # this leaf's AccumulateGrad node, made when a graph first uses it
     _view_base = None  # for views: the tensor whose memory this one shows
     _view_steps = ()  # for views: the (op, args) that make it from _view_base
+    _view_layout = 0  # for views: how many of the base's _layout_changes _view_steps follow
+    _history_version = 0  # for views: the storage version their grad_fn is up to date with
+    _layout_changes = ()  # for bases: a step undoing each in-place shape change (t_ ...)
 
     def __init__(self, *args, dtype=None, device=None, requires_grad=False,
                  name=None) -> None:
@@ -140,6 +143,7 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         """True for tensors not made by a recorded op (user-created, or made without grad)."""
+        self._catch_up()
         return self.grad_fn is None
 
     def is_floating_point(self) -> bool:
@@ -165,7 +169,16 @@ class Tensor:
     # --- autograd attributes --------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
+        self._catch_up()
         return self._requires_grad
+
+    def _catch_up(self) -> None:
+        """A view whose base changed in place since its history was made remakes it now
+        (autograd/views.py ``refresh_view_history``), so what it reports is current."""
+        if self._view_base is not None and self._storage.version != self._history_version:
+            from .autograd.views import refresh_view_history
+
+            refresh_view_history(self)
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:

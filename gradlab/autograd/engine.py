@@ -94,6 +94,7 @@ def _root_gradients(tensors, grad_tensors, create_graph):
                            "gradients; give one gradient per tensor")
     roots = []
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
+        t._catch_up()  # a view whose base changed in place: its current history
         if not t._requires_grad:
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and has no grad_fn: nothing in "

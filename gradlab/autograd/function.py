@@ -207,6 +207,8 @@ def _dispatch(fn, args):
     fargs = []
     for a in args:
         if isinstance(a, Tensor):
+            if a._view_base is not None and a._storage.version != a._history_version:
+                refresh_view_history(a)  # Tensor._catch_up, inlined: this loop is hot
             fargs.append(a._data)
             if a._requires_grad:
                 requires_grad = True
@@ -355,6 +357,10 @@ def _wrap(r, k, fn, args, device, node):
         base = viewed._view_base
         t._view_base = base if base is not None else viewed
         t._view_steps = viewed._view_steps + ((fn, args[1:], k),)
+        t._history_version = storage.version
+        layout = viewed._view_layout if base is not None else len(viewed._layout_changes)
+        if layout:  # the base changed shape in place before (rare): see views.steps_from_base
+            t._view_layout = layout
     return t
 
 
@@ -472,3 +478,7 @@ def _raise_mixed_devices(fn, args):
         f"{fn.name}: expected all tensors on the same device, got {found}. "
         f"Fix: move the {movers} to {target}{why}, e.g. x.to('{target}')."
     )
+
+
+# views builds on Function (above); the dispatcher calls back into it for stale views.
+from .views import refresh_view_history  # noqa: E402

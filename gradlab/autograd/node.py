@@ -280,6 +280,7 @@ def _grad_accumulator(tensor) -> AccumulateGrad:
 
 def gradient_edge(tensor):
     """Where a gradient for ``tensor`` must be sent: ``(node, output_nr)``."""
+    tensor._catch_up()
     fn = tensor.grad_fn
     if fn is not None:
         return (fn, tensor._out_index)

@@ -21,7 +21,21 @@ from __future__ import annotations
 from .function import _NO_GRAD_CTX, Function
 from .grad_mode import state
 
-__all__ = ["rebase_view", "replay_view"]
+__all__ = ["rebase_view", "refresh_view_history", "replay_view", "steps_from_base"]
+
+
+def steps_from_base(view):
+    """The steps that make ``view`` from its base as the base is *now*.
+
+    Usually the view's own steps. If the base changed shape in place after
+    the view was made (``y.t_()``), the steps that undo those changes come
+    first: the view's steps start from the layout the base had then.
+    """
+    changes = view._view_base._layout_changes
+    if len(changes) == view._view_layout:
+        return view._view_steps
+    undo = tuple(step for change in reversed(changes[view._view_layout:]) for step in change)
+    return undo + view._view_steps
 
 
 def replay_view(tensor, steps):
@@ -72,6 +86,33 @@ class CopySlices(Function):
         return grad_base, grad_view, None
 
 
+def refresh_view_history(view) -> None:
+    """Remake ``view``'s history from its base's, after the memory changed in place.
+
+    ``v = y[0]; y.mul_(2)``: ``v`` shows the doubled values, so its
+    gradient must pass through the ``mul_`` too, but its ``grad_fn`` was
+    made before. As in PyTorch, a view remembers the memory's version when
+    its history was made; when the version moved on (the base, or another
+    view of it, was changed in place), the view's steps are replayed on the
+    base to make a current history. The replay emits no events of its own.
+    Only with grad mode on (the history is only needed to record).
+    """
+    if not state.enabled:
+        return
+    base = view._view_base
+    if base._requires_grad or view._requires_grad:
+        quiet, level = state.in_tangent_rule, state.dual
+        state.in_tangent_rule, state.dual = True, None
+        try:
+            fresh = replay_view(base, steps_from_base(view))
+        finally:
+            state.in_tangent_rule, state.dual = quiet, level
+        view.grad_fn = fresh.grad_fn
+        view._out_index = fresh._out_index
+        view._requires_grad = fresh._requires_grad
+    view._history_version = view._storage.version
+
+
 def rebase_view(view, changed):
     """After ``view`` was changed in place (``changed`` holds its new history), fix histories.
 
@@ -85,11 +126,13 @@ def rebase_view(view, changed):
             f"shape {tuple(view.shape)}) is being changed in place: the graph would lose the "
             "leaf's value. Fix: change a clone (w.clone()), or do it under gradlab.no_grad()."
         )
-    new_base = CopySlices.apply(base, changed, view._view_steps)
+    steps = steps_from_base(view)
+    new_base = CopySlices.apply(base, changed, steps)
     base.grad_fn = new_base.grad_fn
     base._out_index = 0
     base._requires_grad = True
-    fresh = replay_view(base, view._view_steps)
+    fresh = replay_view(base, steps)
     view.grad_fn = fresh.grad_fn
     view._out_index = fresh._out_index
     view._requires_grad = fresh._requires_grad
+    view._history_version = view._storage.version

@@ -37,7 +37,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
-from ..autograd.views import rebase_view, replay_view
+from ..autograd.views import rebase_view, replay_view, steps_from_base
 from ..storage import Storage
 from ..tensor import Tensor
 from . import arithmetic, filling, fused, selection, unary
@@ -145,6 +145,7 @@ def _check_target(name: str, target) -> None:
 
 def _in_place(name: str, target: Tensor, compute, args) -> Tensor:
     """Write ``compute(old)`` into ``target``'s memory and make it ``target``'s history."""
+    target._catch_up()  # a view: another view of its base may have changed it since
     if _records_history(target, args):
         # the old value, with the old history, under its own version counter
         old = Tensor._make(target._data, Storage(target._data.nbytes, target._device),
@@ -205,7 +206,7 @@ def _carry_tangent(level, target: Tensor, tangent) -> None:
     state.dual, state.in_tangent_rule = None, True
     try:
         whole = zeros_like(base) if base_tangent is None else base_tangent.clone()
-        inside = replay_view(whole, target._view_steps)  # a view of whole's memory
+        inside = replay_view(whole, steps_from_base(target))  # a view of whole's memory
         if tangent is None:
             inside.zero_()
         else:
