@@ -19,6 +19,7 @@ does not change a data-loading thread.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 import warnings
@@ -167,6 +168,21 @@ class autocast:  # noqa: N801 - PyTorch's name
             with self:
                 return func(*args, **kwargs)
         return wrapper
+
+
+def autocast_state() -> dict:
+    """Which device types autocast is on for in this thread, and in which dtype."""
+    return dict(state.autocast or {})
+
+
+@contextlib.contextmanager
+def autocast_as(saved: dict):
+    """Autocast as ``autocast_state()`` found it: for code that runs again later (a
+    checkpoint's recomputation during backward, where autocast is otherwise off)."""
+    with contextlib.ExitStack() as stack:
+        for device_type, dtype in saved.items():
+            stack.enter_context(autocast(device_type, dtype=dtype))
+        yield
 
 
 def cast_args(fn, args) -> tuple:

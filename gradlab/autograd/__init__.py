@@ -31,3 +31,6 @@ __all__ = ["backward", "grad", "Function", "Node", "once_differentiable", "no_gr
            "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "Variable",
            "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled", "set_anomaly_enabled"]
+
+# Last: functional builds on gradlab.func, which needs everything above already imported.
+from . import functional  # noqa: E402

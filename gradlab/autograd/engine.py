@@ -149,9 +149,10 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accu
     heapq.heapify(ready)
 
     call_node = _call_node_detecting_anomaly if anomaly.enabled else _call_node
-    prev_enabled, prev_autocast = state.enabled, state.autocast
+    prev_enabled, prev_autocast, prev_inputs = state.enabled, state.autocast, \
+        state.backward_inputs
     # Backward runs each op in the dtypes forward saved, never under autocast (as in PyTorch).
-    state.enabled, state.autocast = create_graph, None
+    state.enabled, state.autocast, state.backward_inputs = create_graph, None, inputs is not None
     if events.listeners or events.light_listeners:
         events.emit(events.Phase(events.next_seq(), "backward_begin",
                                  roots=tuple(events.tensor_ref(t) for t in tensors)))
@@ -194,7 +195,8 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accu
                 if g is not None:
                     _accumulate(t, g, create_graph)
     finally:
-        state.enabled, state.autocast = prev_enabled, prev_autocast
+        state.enabled, state.autocast, state.backward_inputs = prev_enabled, prev_autocast, \
+            prev_inputs
         if events.listeners or events.light_listeners:
             events.emit(events.Phase(events.next_seq(), "backward_end"))
     return captured

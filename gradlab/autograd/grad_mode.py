@@ -26,6 +26,7 @@ class _State(threading.local):
     dual = None  # the forward-mode level (forward_ad.dual_level) when one is active
     in_tangent_rule = False  # computing an op's tangent: its ops emit no events of their own
     autocast = None  # {device type: dtype} while autocast is on (gradlab.amp), else None
+    backward_inputs = False  # the running backward was given inputs (autograd.grad ...)
 
 
 state = _State()

@@ -1,3 +1,4 @@
-"""Utilities: ``gradlab.utils.data`` (datasets and loaders), hooks' handles, progress bars."""
+"""Utilities: ``gradlab.utils.data`` (datasets and loaders), hooks' handles, progress bars,
+``gradlab.utils.checkpoint`` (activation checkpointing)."""
 
-from . import data, hooks, progress
+from . import checkpoint, data, hooks, progress
