@@ -44,6 +44,7 @@ class Tensor:
     name = None  # optional display name, shown by repr, the debugger and graph images
     _retains_grad = False
     _hooks = None  # hooks on a leaf: {handle id: hook}
+    _post_accumulate_hooks = None  # hooks run after backward wrote this leaf's .grad
     _accumulator = None  # this leaf's AccumulateGrad node, made when a graph first uses it
     _view_base = None  # for views: the tensor whose memory this one shows
     _view_steps = ()  # for views: the (op, args) that make it from _view_base
@@ -264,6 +265,27 @@ class Tensor:
         if node._pre_hooks is None:
             node._pre_hooks = {}
         return RemovableHandle(node._pre_hooks.setdefault(self._out_index, {}), hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` after backward has added into this leaf's ``.grad``.
+
+        For work that wants the finished gradient, e.g. an optimizer step per
+        parameter as soon as its gradient is ready. The hook returns None.
+        Returns a handle whose ``remove()`` unregisters it.
+        """
+        from .utils.hooks import RemovableHandle
+
+        if not self._requires_grad:
+            raise RuntimeError(
+                "cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                f"post accumulate grad hooks cannot be registered on non-leaf tensors (this one "
+                f"was made by '{self.grad_fn.op}'). Fix: register it on the parameter, or use "
+                "register_hook for the gradient flowing through this tensor")
+        if self._post_accumulate_hooks is None:
+            self._post_accumulate_hooks = {}
+        return RemovableHandle(self._post_accumulate_hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. the graph's leaves into their ``.grad``."""

@@ -417,6 +417,12 @@ def _accumulate(leaf, g, create_graph):
     if events.listeners:
         events.emit(events.GradAccumulated(events.next_seq(), events.tensor_ref(leaf),
                                            events.tensor_ref(leaf._grad)))
+    if leaf._post_accumulate_hooks:
+        for hook in tuple(leaf._post_accumulate_hooks.values()):
+            if hook(leaf) is not None:
+                raise RuntimeError(
+                    "a post accumulate grad hook returned a value; it must return None (it "
+                    "runs after .grad is written: change leaf.grad in place if needed)")
 
 
 def _private_copy(g):

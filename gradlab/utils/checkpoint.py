@@ -39,12 +39,13 @@ import warnings
 from collections.abc import Callable
 
 from .. import random
+from ..amp.autocast_mode import autocast_as, autocast_state
 from ..autograd import forward_ad
 from ..autograd.engine import backward as autograd_backward
 from ..autograd.engine import grad as autograd_grad
 from ..autograd.function import Function
-from ..amp.autocast_mode import autocast_as, autocast_state
-from ..autograd.grad_mode import enable_grad, is_grad_enabled, state
+from ..autograd.grad_mode import enable_grad, is_grad_enabled
+from ..autograd.grad_mode import state as grad_state
 from ..autograd.node import AccumulateGrad, _node_ids
 from ..tensor import Tensor
 
@@ -149,7 +150,7 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        if state.backward_inputs:
+        if grad_state.backward_inputs:
             raise RuntimeError(
                 "checkpoint(use_reentrant=True) is incompatible with autograd.grad() and with "
                 "backward(inputs=...): its backward puts gradients straight into .grad. Fix: "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import gradlab
+from tests.oracle import needs_torch, torch
 
 
 def leaf(values):
@@ -115,3 +116,39 @@ def test_node_post_hook_sees_both_sides_and_may_replace():
     handle.remove()
     y.sum().backward()
     assert x.grad.tolist() == [3.0, 3.0]
+
+
+def test_post_accumulate_grad_hooks_run_after_each_accumulation():
+    w = gradlab.ones(3, requires_grad=True)
+    seen = []
+    handle = w.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
+    (w * 2).sum().backward()
+    (w * 3).sum().backward()
+    assert seen == [[2.0] * 3, [5.0] * 3]  # the accumulated .grad, each time
+    gradlab.autograd.grad((w * 4).sum(), w)  # nothing accumulates: no call
+    handle.remove()
+    (w * 1).sum().backward()
+    assert len(seen) == 2
+
+
+def test_post_accumulate_grad_hook_errors():
+    w = gradlab.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="non-leaf"):
+        (w * 2).register_post_accumulate_grad_hook(lambda t: None)
+    with pytest.raises(RuntimeError, match="doesn't require gradient"):
+        gradlab.ones(2).register_post_accumulate_grad_hook(lambda t: None)
+    w.register_post_accumulate_grad_hook(lambda t: t.grad)
+    with pytest.raises(RuntimeError, match="must return None"):
+        w.sum().backward()
+
+
+@needs_torch
+def test_post_accumulate_grad_hook_sees_what_torch_sees():
+    seen = {}
+    for lib in (gradlab, torch):
+        w = lib.tensor([1.0, -2.0], requires_grad=True)
+        got = seen[lib.__name__] = []
+        w.register_post_accumulate_grad_hook(lambda t, got=got: got.append(t.grad.tolist()))
+        for k in (1.0, 2.0):
+            (w * w * k).sum().backward()
+    assert seen["gradlab"] == seen["torch"]
