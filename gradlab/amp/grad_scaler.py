@@ -16,7 +16,9 @@ settles just below the largest safe value::
     scaler.update()             # shrink or grow the scale
 
 Each ``update`` reports the scale (and how many steps were skipped so far)
-as a ``Metric`` event, so the debugger's training view plots it.
+as a ``Metric`` event, so the debugger's training view plots it; ``scale``
+reports the loss it was given, so the loss curve shows the loss, not
+loss × scale (the root that backward sees).
 """
 
 from __future__ import annotations
@@ -76,6 +78,9 @@ class GradScaler:
         if self._scale is None:
             self._scale = self._init_scale
         if isinstance(outputs, Tensor):
+            if outputs.numel() == 1 and (events.listeners or events.light_listeners):
+                # backward's root will be loss x scale: tell the debugger the real loss
+                events.emit(events.Metric(events.next_seq(), {"loss": float(outputs.item())}))
             return outputs * self._scale_tensor(outputs)
         if isinstance(outputs, (list, tuple)):
             return type(outputs)(self.scale(o) for o in outputs)

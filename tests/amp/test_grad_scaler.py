@@ -131,7 +131,7 @@ def test_update_reports_the_scale_to_the_debugger():
             w.grad[0] = float("inf")
         scaler.step(opt)
         scaler.update()
-    assert metrics == [{"grad_scale": 1.0, "skipped_steps": 1}]
+    assert metrics == [{"loss": 1.0}, {"grad_scale": 1.0, "skipped_steps": 1}]
 
 
 def test_update_with_a_new_scale():
