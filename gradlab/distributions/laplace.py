@@ -10,40 +10,19 @@
 from __future__ import annotations
 
 import math
-from numbers import Number
 
 from ..ops.sampling import rand
-from ..size import Size
 from ..type_info import finfo
-from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all
+from .location_scale import LocationScale
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
+class Laplace(LocationScale):
     """A batch of Laplace distributions with location ``loc`` and scale ``scale``."""
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        numbers = isinstance(loc, Number) and isinstance(scale, Number)
-        super().__init__(Size() if numbers else self.loc.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None) -> Laplace:
         return self._expanded(Laplace, batch_shape, _instance, "loc", "scale")
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

@@ -11,42 +11,21 @@ drawn by ``gradlab.randn``, so dx/dμ = 1 and dx/dσ = ε.
 from __future__ import annotations
 
 import math
-from numbers import Number
 
 from ..ops.error_function import erfinv
 from ..ops.sampling import randn
-from ..size import Size
-from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all
+from .location_scale import LocationScale
 
 __all__ = ["Normal"]
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
-class Normal(Distribution):
+class Normal(LocationScale):
     """A batch of normal distributions with means ``loc`` and standard deviations ``scale``."""
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        numbers = isinstance(loc, Number) and isinstance(scale, Number)
-        super().__init__(Size() if numbers else self.loc.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None) -> Normal:
         return self._expanded(Normal, batch_shape, _instance, "loc", "scale")
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def stddev(self):
