@@ -97,6 +97,13 @@ def format_values(value) -> str | None:
     return "\n".join(lines)
 
 
+def _op_label(op) -> str:
+    """An op's name; a cast also says its dtype ("to float16"), so mixed precision shows."""
+    if op.op == "to" and op.outputs:
+        return f"to {op.outputs[0].dtype}"
+    return op.op
+
+
 def _module_label(path: str, model_types: dict) -> str:
     name = path if path else "model"
     kind = model_types.get(path)
@@ -193,7 +200,7 @@ class _Builder:
         tensor_nodes: dict[tuple, GraphNode] = {}
         out_sources = {src for src, _ in cap.outputs}
         for op in cap.ops:
-            node = self.add("op", op.op, module=op.module)
+            node = self.add("op", _op_label(op), module=op.module)
             self.origin[node.id] = ("op", op.node_id)
             op_nodes[op.index] = node
             for k, meta in enumerate(op.outputs):

@@ -39,6 +39,15 @@ def test_forward_view_of_an_mlp_has_named_parameters_ops_inputs_and_the_output()
     assert [n.module for n in (lin1, relu, lin2, mse)] == ["hidden", "act", "out", None]
 
 
+def test_casts_say_their_dtype_so_autocast_shows():
+    w = gradlab.randn(4, 3, requires_grad=True)
+    with gradlab.autocast("cpu"):
+        y = gradlab.nn.functional.linear(gradlab.randn(2, 3), w)
+    loss = y.float().sum()
+    g = viz.graph_model(loss)
+    assert [n.label for n in kinds(g, "op")] == ["to bfloat16", "linear", "to float32", "sum"]
+
+
 def test_without_a_trace_data_inputs_are_absent_but_parameters_are_named_by_params():
     loss, model, _, _ = mlp()
     g = viz.graph_model(loss, params=dict(model.named_parameters()))
