@@ -92,8 +92,10 @@ from .amp.autocast_mode import (  # noqa: E402
 from .backends import cudnn as _cudnn  # noqa: E402, F401 - gradlab.backends.cudnn, as in PyTorch
 from .backends import mps as _mps  # noqa: E402, F401 - gradlab.backends.mps
 from .compiler import compile  # noqa: E402, A004 - PyTorch's name
+from .constants import *  # noqa: E402, F403 - pi, e, inf, nan, newaxis, default_generator ...
 from .func import vmap  # noqa: E402 - torch.vmap is torch.func.vmap
 from .legacy_types import *  # noqa: E402, F403 - FloatTensor, LongTensor ...
+from .memory_layouts import *  # noqa: E402, F403 - channels_last, contiguous_format ...
 from .serialization import *  # noqa: E402, F403
 from .settings import *  # noqa: E402, F403 - default device, determinism, matmul precision
 from .threads import get_num_threads, set_num_threads  # noqa: E402

@@ -150,8 +150,13 @@ class Tensor:
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 
-    def is_contiguous(self) -> bool:
-        return bool(self._data.flags.c_contiguous)
+    def is_contiguous(self, memory_format=None) -> bool:
+        """Row-major memory (or, given ``memory_format``, that layout: channels_last ...)."""
+        if memory_format is None:
+            return bool(self._data.flags.c_contiguous)
+        from .memory_layouts import is_contiguous_in
+
+        return is_contiguous_in(self, memory_format)
 
     def stride(self, dim: int | None = None):
         strides = tuple(s // self.dtype.itemsize for s in self._data.strides)

@@ -250,3 +250,55 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator=None) -> Tensor:
     values = Tensor._make(xp.ascontiguousarray(q).reshape(tuple(tensor.shape)) * gain, None,
                           None, 0, False)
     return _fill_with(tensor, values)
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
+    """A 2-D weight with a fraction ``sparsity`` of each column zero and the rest from
+    N(0, std²) (Martens' initialisation for deep nets trained with Hessian-free methods):
+    ``ceil(sparsity · rows)`` zeros per column, at random rows."""
+    _check("sparse_", tensor)
+    if tensor.ndim != 2:
+        raise ValueError(f"Only tensors with 2 dimensions are supported by sparse_, got shape "
+                         f"{tuple(tensor.shape)}")
+    from ..ops.sampling import randperm
+
+    rows, cols = tensor.shape
+    zeros_per_column = math.ceil(sparsity * rows)
+    normal_(tensor, 0.0, std, generator=generator)
+    with no_grad():
+        for col in range(cols):
+            rows_to_zero = randperm(rows, generator=generator, device=tensor.device)
+            tensor[rows_to_zero[:zeros_per_column], col] = 0
+    return tensor
+
+
+# --- the old names without the trailing underscore: deprecated, as in PyTorch ----------------
+
+def _deprecated(new):
+    """``nn.init.<old>``: warns (FutureWarning, PyTorch's text) and calls ``<old>_``."""
+    old = new.__name__[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+                      FutureWarning, stacklevel=2)
+        return new(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old
+    deprecated_init.__doc__ = f"Deprecated: use ``nn.init.{new.__name__}`` (it changes the " \
+                              f"tensor in place, as the trailing underscore says)."
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)
+__all__ += ["sparse_", "uniform", "normal", "constant", "eye", "dirac", "xavier_uniform",
+            "xavier_normal", "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse"]

@@ -85,6 +85,7 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``gumbel``                   gumbel_softmax (a sample a gradient passes through; F only)
 ``inplace``                  add_, mul_, zero_, copy_ ... (and how versions work)
 ``inplace_forms``            cos_, floor_, eq_, floor_divide_, addmm_ ..., //=; ger, greater
+``inplace_views``            t_, transpose_, swapaxes_, swapdims_, squeeze_, unsqueeze_
 ``nn_inplace``               F.elu_, F.leaky_relu_, F.hardtanh_, torch.dropout_ ...
 ``random_fills``             normal_, uniform_, bernoulli_, cauchy_, random_ ... (methods only)
 ``discrete_sampling``        bernoulli, poisson, binomial (a draw per element; zero gradient)
@@ -99,6 +100,13 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``buffers``                  asarray, frombuffer, empty_strided (shared or hand-laid memory)
 ``windows``                  hann_window, hamming_window, blackman_window, kaiser_window ...
 ``introspection``            is_floating_point, is_signed, is_nonzero, storage_offset, typename
+``aliases``                  x.where(c, y), sum_to_size, adjoint/H/mH, narrow_copy, unsafe_split ...
+``host_methods``             pin_memory, share_memory_ (no-ops), map_, apply_ (Python per element)
+``inplace_extras``           fill_diagonal_, addr_, i0_, igamma_, scatter_reduce_, index_reduce_
+``strided_views``            as_strided (any view of the storage), as_strided_scatter
+``numeric_gradient``         gradient (finite differences of sampled values, like NumPy's)
+``multidim_histogram``       histogramdd (points in D dims; no gradient)
+``functional_aliases``       torch.batch_norm, embedding, constant_pad_nd ... (ATen's arguments)
 ===========================  ====================================================================
 
 Modules whose names start with ``_`` hold helpers, not ops: ``_util`` (for
@@ -115,6 +123,7 @@ here, since ``gradlab.ops.softmax`` is the function.)
 from . import (
     activation,
     adaptive_pooling,
+    aliases,
     arithmetic,
     attention,
     avg_pooling,
@@ -138,17 +147,21 @@ from . import (
     error_function,
     filling,
     float_parts,
+    functional_aliases,
     fused,
     gamma_functions,
     gather_scatter,
     grid_sampling,
     gumbel,
+    host_methods,
     hurwitz_zeta,
     incomplete_gamma,
     index_writes,
     indexing,
     inplace,
+    inplace_extras,
     inplace_forms,
+    inplace_views,
     instance_norm,
     integer_math,
     introspection,
@@ -165,9 +178,11 @@ from . import (
     matrix_functions,
     modified_bessel,
     more_losses,
+    multidim_histogram,
     nan_aware,
     nn_inplace,
     normalization,
+    numeric_gradient,
     order_statistics,
     padding,
     pairwise,
@@ -197,6 +212,7 @@ from . import (
     special_math,
     stacking,
     statistics,
+    strided_views,
     tensor_equations,
     triangular,
     triangular_solvers,
@@ -211,6 +227,7 @@ from . import (
 )
 from .activation import *  # noqa: F403
 from .adaptive_pooling import *  # noqa: F403
+from .aliases import *  # noqa: F403
 from .arithmetic import *  # noqa: F403
 from .attention import *  # noqa: F403
 from .avg_pooling import *  # noqa: F403
@@ -234,17 +251,21 @@ from .embedding_bag import *  # noqa: F403
 from .error_function import *  # noqa: F403
 from .filling import *  # noqa: F403
 from .float_parts import *  # noqa: F403
+from .functional_aliases import *  # noqa: F403
 from .fused import *  # noqa: F403
 from .gamma_functions import *  # noqa: F403
 from .gather_scatter import *  # noqa: F403
 from .grid_sampling import *  # noqa: F403
 from .gumbel import *  # noqa: F403
+from .host_methods import *  # noqa: F403
 from .hurwitz_zeta import *  # noqa: F403
 from .incomplete_gamma import *  # noqa: F403
 from .index_writes import *  # noqa: F403
 from .indexing import *  # noqa: F403
 from .inplace import *  # noqa: F403
+from .inplace_extras import *  # noqa: F403
 from .inplace_forms import *  # noqa: F403
+from .inplace_views import *  # noqa: F403
 from .instance_norm import *  # noqa: F403
 from .integer_math import *  # noqa: F403
 from .introspection import *  # noqa: F403
@@ -260,9 +281,11 @@ from .matrix_functions import *  # noqa: F403
 from .methods import install_methods
 from .modified_bessel import *  # noqa: F403
 from .more_losses import *  # noqa: F403
+from .multidim_histogram import *  # noqa: F403
 from .nan_aware import *  # noqa: F403
 from .nn_inplace import *  # noqa: F403
 from .normalization import *  # noqa: F403
+from .numeric_gradient import *  # noqa: F403
 from .order_statistics import *  # noqa: F403
 from .padding import *  # noqa: F403
 from .pairwise import *  # noqa: F403
@@ -290,6 +313,7 @@ from .special_functions import *  # noqa: F403
 from .special_math import *  # noqa: F403
 from .stacking import *  # noqa: F403
 from .statistics import *  # noqa: F403
+from .strided_views import *  # noqa: F403
 from .triangular import *  # noqa: F403
 from .trigonometry import *  # noqa: F403
 from .unary import *  # noqa: F403
@@ -307,7 +331,8 @@ FAMILIES = (arithmetic, fused, unary, trigonometry, special_math, error_function
             softmax_family,
             linalg, shape, reordering, padding, triangular, joining,
             indexing, gather_scatter, index_writes,
-            activation, conversion, inplace, inplace_forms, nn_inplace, random_fills, dense,
+            activation, conversion, inplace, inplace_forms, inplace_views, nn_inplace,
+            random_fills, dense,
             convolution, sliding_windows, pooling, avg_pooling, adaptive_pooling, normalization,
             dropout_family, lookup, losses, regression_losses, classification_losses, more_losses,
             ctc, margin_losses, gumbel, sorting,
@@ -319,7 +344,9 @@ FAMILIES = (arithmetic, fused, unary, trigonometry, special_math, error_function
             rank_and_condition, least_squares, matrix_chain, tensor_equations,
             nan_aware, bessel, modified_bessel, special_functions, incomplete_gamma,
             hurwitz_zeta, legacy_norms, stacking,
-            instance_norm, embedding_bag, unpooling, pairwise, volumetric, volumetric_pooling)
+            instance_norm, embedding_bag, unpooling, pairwise, volumetric, volumetric_pooling,
+            aliases, host_methods, inplace_extras, strided_views, numeric_gradient,
+            multidim_histogram, functional_aliases)
 """The op families; each binds the functions its TENSOR_METHODS names onto Tensor."""
 
 install_methods(FAMILIES)

@@ -95,12 +95,22 @@ def to(input, *args, **kwargs) -> Tensor:
     Returns ``x`` itself when nothing changes, as PyTorch does.
     """
     copy = kwargs.get("copy", False)
+    layout = kwargs.get("memory_format")
     dev, dtype = _parse_to(input, args, kwargs)
     if dev is not input.device:
-        return ToDevice.apply(input, dev, dtype.np)
-    if dtype is not input.dtype:
-        return ToDtype.apply(input, dtype.np)
-    return clone(input) if copy else input
+        out = ToDevice.apply(input, dev, dtype.np)
+    elif dtype is not input.dtype:
+        out = ToDtype.apply(input, dtype.np)
+    else:
+        out = clone(input) if copy else input
+    return out if layout is None else _in_layout(out, layout)
+
+
+def _in_layout(t: Tensor, layout) -> Tensor:
+    """``t`` laid out as ``layout`` (gradlab.channels_last ...): see gradlab/memory_format.py."""
+    from ..memory_layouts import to_memory_format
+
+    return to_memory_format(t, layout)
 
 
 class Clone(Function):
@@ -119,11 +129,21 @@ class Clone(Function):
 
 
 def clone(input, *, memory_format=None) -> Tensor:
-    return Clone.apply(input)
+    """A copy with its own memory, in ``memory_format`` (by default the input's own layout,
+    PyTorch's ``preserve_format``: a channels-last tensor's clone is channels-last too)."""
+    from ..memory_layouts import preserve_format, suggest_format
+
+    out = Clone.apply(input)
+    if memory_format is None or memory_format is preserve_format:
+        memory_format = suggest_format(input)
+    return _in_layout(out, memory_format)
 
 
 def contiguous(input, memory_format=None) -> Tensor:
-    """``input`` itself if its memory is in row-major order, else a row-major copy."""
+    """``input`` itself if its memory is in row-major order (or in ``memory_format``, e.g.
+    ``gradlab.channels_last``), else a copy in that order."""
+    if memory_format is not None:
+        return _in_layout(input, memory_format)
     if input._data.flags.c_contiguous:
         return input
     return Clone.apply(input)
