@@ -5,8 +5,9 @@ Most names are gradlab's own ops under the names ``torch.special`` gives them
 ``multigammaln`` is ``mvlgamma``); ``entr``, ``erfcx``, ``log_ndtr``, the scaled
 and K Bessel functions, ``gammainc``/``gammaincc`` and ``zeta`` are ops of
 ``ops/special_functions.py``, ``modified_bessel.py``, ``incomplete_gamma.py`` and
-``hurwitz_zeta.py``. Not here yet: the J/Y Bessel functions, ``airy_ai`` and the
-orthogonal polynomials.
+``hurwitz_zeta.py``; the J/Y Bessel functions, ``spherical_bessel_j0`` and
+``airy_ai`` of ``bessel_jy.py``; the Chebyshev, Hermite, Laguerre and Legendre
+polynomials ``(input, n)`` of ``orthogonal_polynomials.py``.
 The rest are short compositions of differentiable ops, so their gradients,
 double backward and forward mode come with them:
 
@@ -41,6 +42,14 @@ from .ops import (
     xlogy,
 )
 from .ops.bessel import i0, i1
+from .ops.bessel_jy import (
+    airy_ai,
+    bessel_j0,
+    bessel_j1,
+    bessel_y0,
+    bessel_y1,
+    spherical_bessel_j0,
+)
 from .ops.hurwitz_zeta import zeta
 from .ops.incomplete_gamma import gammainc, gammaincc
 from .ops.modified_bessel import (
@@ -53,6 +62,20 @@ from .ops.modified_bessel import (
     scaled_modified_bessel_k0,
     scaled_modified_bessel_k1,
 )
+from .ops.orthogonal_polynomials import (
+    chebyshev_polynomial_t,
+    chebyshev_polynomial_u,
+    chebyshev_polynomial_v,
+    chebyshev_polynomial_w,
+    hermite_polynomial_h,
+    hermite_polynomial_he,
+    laguerre_polynomial_l,
+    legendre_polynomial_p,
+    shifted_chebyshev_polynomial_t,
+    shifted_chebyshev_polynomial_u,
+    shifted_chebyshev_polynomial_v,
+    shifted_chebyshev_polynomial_w,
+)
 from .ops.special_functions import entr, erfcx, log_ndtr
 from .tensor import Tensor
 
@@ -61,7 +84,13 @@ __all__ = ["digamma", "erf", "erfc", "erfinv", "exp2", "expm1", "expit", "gammal
            "polygamma", "psi", "round", "sinc", "softmax", "xlogy", "xlog1py",
            "entr", "erfcx", "log_ndtr", "i0e", "i1e", "modified_bessel_i0", "modified_bessel_i1",
            "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
-           "scaled_modified_bessel_k1", "gammainc", "gammaincc", "zeta"]
+           "scaled_modified_bessel_k1", "gammainc", "gammaincc", "zeta",
+           "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "spherical_bessel_j0", "airy_ai",
+           "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+           "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+           "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+           "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+           "laguerre_polynomial_l", "legendre_polynomial_p"]
 
 expit = sigmoid  # the logistic function's name in statistics: 1 / (1 + e^-x)
 gammaln = lgamma  # SciPy's names for the gamma family

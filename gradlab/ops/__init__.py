@@ -15,6 +15,8 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``special_functions``        special.entr, erfcx, log_ndtr (digits kept in the tails)
 ``incomplete_gamma``         igamma, igammac (special.gammainc, gammaincc)
 ``hurwitz_zeta``             special.zeta (Euler-Maclaurin)
+``bessel_jy``                special.bessel_j0, bessel_y1 ..., spherical_bessel_j0, airy_ai
+``orthogonal_polynomials``   special.chebyshev_polynomial_t ..., hermite, laguerre, legendre
 ``error_function``           erfc, erfinv
 ``float_parts``              copysign, nextafter, ldexp, frexp (sign, neighbour, power of two)
 ``integer_math``             gcd, lcm, bitwise_left_shift (<<), bitwise_right_shift (>>)
@@ -112,7 +114,8 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 Modules whose names start with ``_`` hold helpers, not ops: ``_util`` (for
 every family), ``_im2col`` (convolution), ``_index_parsing`` (what an index
 means), ``_loss_reduction`` (reduction='mean' ... for every loss) and
-``_class_targets`` (class-index targets of the classification losses).
+``_class_targets`` (class-index targets of the classification losses) and
+``_double_double`` (float64 pairs with ~32 digits, for series that cancel).
 
 (``softmax_family``, ``gather_scatter``, ``dropout_family`` and ``lookup``
 are not named ``softmax``, ``scatter``, ``dropout`` and ``embedding``: a
@@ -128,6 +131,7 @@ from . import (
     attention,
     avg_pooling,
     bessel,
+    bessel_jy,
     buffers,
     classification_losses,
     comparison,
@@ -184,6 +188,7 @@ from . import (
     normalization,
     numeric_gradient,
     order_statistics,
+    orthogonal_polynomials,
     padding,
     pairwise,
     pixel_ops,
@@ -232,6 +237,7 @@ from .arithmetic import *  # noqa: F403
 from .attention import *  # noqa: F403
 from .avg_pooling import *  # noqa: F403
 from .bessel import *  # noqa: F403
+from .bessel_jy import *  # noqa: F403
 from .buffers import *  # noqa: F403
 from .classification_losses import *  # noqa: F403
 from .comparison import *  # noqa: F403
@@ -287,6 +293,7 @@ from .nn_inplace import *  # noqa: F403
 from .normalization import *  # noqa: F403
 from .numeric_gradient import *  # noqa: F403
 from .order_statistics import *  # noqa: F403
+from .orthogonal_polynomials import *  # noqa: F403
 from .padding import *  # noqa: F403
 from .pairwise import *  # noqa: F403
 from .pixel_ops import *  # noqa: F403
@@ -343,7 +350,8 @@ FAMILIES = (arithmetic, fused, unary, trigonometry, special_math, error_function
             matrix_functions, legacy_linalg, triangular_solvers, solver_status,
             rank_and_condition, least_squares, matrix_chain, tensor_equations,
             nan_aware, bessel, modified_bessel, special_functions, incomplete_gamma,
-            hurwitz_zeta, legacy_norms, stacking,
+            hurwitz_zeta, bessel_jy, orthogonal_polynomials, legacy_norms,
+            stacking,
             instance_norm, embedding_bag, unpooling, pairwise, volumetric, volumetric_pooling,
             aliases, host_methods, inplace_extras, strided_views, numeric_gradient,
             multidim_histogram, functional_aliases)
