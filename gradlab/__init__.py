@@ -50,7 +50,10 @@ from .tensor import Size, Tensor
 # and the warning points into gradlab's ops, not at the user's line. PyTorch's way is
 # kept: silence for NumPy's float warnings raised inside gradlab (the user's own NumPy
 # code still warns). NaNs are found with autograd.detect_anomaly() or the debugger's N.
+# Array methods (a.sum(), a.mean() ...) warn from NumPy's own _methods module, so that
+# one is quiet too: an inf - inf inside a sum in backward must not print a warning.
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradlab(\.|$)")
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"numpy\._core\._methods$")
 
 float = float32  # noqa: A001 - PyTorch's aliases
 double = float64
