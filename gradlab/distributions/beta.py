@@ -6,7 +6,8 @@ log_prob, entropy and sampling are the Dirichlet's:
     log p(x) = (a - 1) log x + (b - 1) log(1 - x) + lgamma(a + b) - lgamma(a) - lgamma(b)
     mean = a/(a + b),  variance = ab / ((a + b)² (a + b + 1)),  mode = (a - 1)/(a + b - 2)
 
-No rsample (see gamma.py).
+``rsample`` is the Dirichlet's first coordinate, x = g_a/(g_a + g_b) with
+g_a ~ Gamma(a, 1), g_b ~ Gamma(b, 1): implicit reparameterisation (see gamma.py).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from ..size import Size
 from . import constraints
 from .dirichlet import Dirichlet
 from .distribution import Distribution
-from .gamma import _no_rsample
 from .utils import broadcast_all
 
 __all__ = ["Beta"]
@@ -31,7 +31,7 @@ class Beta(Distribution):
     arg_constraints = {"concentration1": constraints.positive,
                        "concentration0": constraints.positive}
     support = constraints.unit_interval
-    has_rsample = False
+    has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None) -> None:
         c1, c0 = broadcast_all(concentration1, concentration0)
@@ -69,10 +69,7 @@ class Beta(Distribution):
         return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
 
     def rsample(self, sample_shape=()):
-        _no_rsample(type(self).__name__)
-
-    def sample(self, sample_shape=()):
-        return self._dirichlet.sample(sample_shape)[..., 0]
+        return self._dirichlet.rsample(sample_shape).select(-1, 0)
 
     def log_prob(self, value):
         if self._validate_args:

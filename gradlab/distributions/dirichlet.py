@@ -6,13 +6,16 @@ With α0 = Σ α_i and K the number of categories (the last dim):
     entropy  = Σ lgamma(α_i) - lgamma(α0) - (K - α0) ψ(α0) - Σ (α_i - 1) ψ(α_i)
     mean = α/α0,  variance_i = α_i (α0 - α_i) / (α0² (α0 + 1))
 
-A draw normalises K independent Gamma(α_i, 1) draws: x = g / Σ g. No
-rsample (the gamma draws have no pathwise gradient in gradlab; see gamma.py).
+A draw normalises K independent Gamma(α_i, 1) draws: x = g / Σ g, and
+``rsample``'s gradient is that of this formula, with each dg_i/dα_i from
+implicit reparameterisation (see gamma.py). PyTorch uses another pathwise
+gradient (``_dirichlet_grad``, through each coordinate's Beta marginal):
+the two differ per draw but have the same expectation, the gradient of
+E[f(x)], which is what a reparameterised draw is for.
 """
 
 from __future__ import annotations
 
-from ..autograd.grad_mode import no_grad
 from ..ops.gamma_functions import digamma, lgamma
 from ..ops.lookup import one_hot
 from ..ops.selection import where
@@ -22,7 +25,7 @@ from ..tensor import Tensor
 from ..type_info import finfo
 from . import constraints
 from .distribution import Distribution
-from .gamma import _no_rsample, _standard_gamma
+from .gamma import _clamp_keeping_gradient, _standard_gamma
 
 __all__ = ["Dirichlet"]
 
@@ -32,7 +35,7 @@ class Dirichlet(Distribution):
 
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
-    has_rsample = False
+    has_rsample = True
 
     def __init__(self, concentration, validate_args=None) -> None:
         if not isinstance(concentration, Tensor) or concentration.dim() < 1:
@@ -71,15 +74,12 @@ class Dirichlet(Distribution):
         return self.concentration * (a0 - self.concentration) / (a0.pow(2) * (a0 + 1))
 
     def rsample(self, sample_shape=()):
-        _no_rsample(type(self).__name__)
-
-    def sample(self, sample_shape=()):
+        """x = g/Σg, g_i ~ Gamma(α_i, 1), each dg_i/dα_i by implicit reparameterisation."""
         shape = self._extended_shape(sample_shape)
-        with no_grad():
-            g = _standard_gamma(self.concentration.expand(shape))
-            x = g / g.sum(-1, keepdim=True)
-            info = finfo(x.dtype)
-            return x.clamp(min=info.tiny, max=1 - info.eps)
+        g = _standard_gamma(self.concentration.expand(shape))
+        x = g / g.sum(-1, keepdim=True)
+        info = finfo(x.dtype)
+        return _clamp_keeping_gradient(x, info.tiny, 1 - info.eps)
 
     def log_prob(self, value):
         if self._validate_args:

@@ -6,25 +6,21 @@
 
 Draws: x = g / β with g ~ Gamma(α, 1) from the backend generator's
 ``standard_gamma`` (NumPy's / CuPy's), so ``gradlab.manual_seed`` repeats
-them. ``_standard_gamma`` is shared with ``Beta`` and ``Dirichlet``, which are
-normalised gamma draws.
-
-No ``rsample``: a gamma draw is made by rejection sampling, so x is not a
-smooth function of α for fixed noise; a pathwise gradient needs implicit
-reparameterisation (dx/dα = -∂F(x; α)/∂α / p(x)), which needs the
-derivative of the regularised incomplete gamma function, not in gradlab yet.
+them. ``rsample`` differentiates them by implicit reparameterisation: g is
+made by rejection sampling, so it is not a smooth function of α and some
+noise, but its CDF value u = P(α, g) can be held fixed instead, which gives
+dg/dα = -(∂P/∂α)/(∂P/∂g) (see gradlab/ops/gamma_sampling.py). ``Beta`` and
+``Dirichlet`` are normalised gamma draws, so their gradients follow.
 """
 
 from __future__ import annotations
 
 from numbers import Number
 
-from ..autograd.function import Function
-from ..autograd.grad_mode import no_grad
 from ..ops.gamma_functions import digamma, lgamma
+from ..ops.gamma_sampling import _standard_gamma
 from ..ops.incomplete_gamma import gammainc
 from ..ops.special_math import xlogy
-from ..random import get_generator
 from ..size import Size
 from ..type_info import finfo
 from . import constraints
@@ -34,33 +30,11 @@ from .utils import broadcast_all
 __all__ = ["Gamma"]
 
 
-class _StandardGammaDraw(Function):
-    """g ~ Gamma(α, 1) per element of α (the backend generator's standard_gamma).
-    No gradient: use implicit reparameterisation for one (not implemented)."""
-
-    raw = True
-    differentiable = False
-    name = "_standard_gamma"
-
-    @staticmethod
-    def forward(ctx, concentration, generator):
-        draws = generator.rng.standard_gamma(concentration.astype("float64"))
-        return draws.astype(concentration.dtype)
-
-
-def _standard_gamma(concentration):
-    """Gamma(α, 1) draws shaped like ``concentration``, from the default generator."""
-    with no_grad():
-        return _StandardGammaDraw.apply(concentration.detach().contiguous(),
-                                        get_generator(concentration.device))
-
-
-def _no_rsample(name: str):
-    raise NotImplementedError(
-        f"{name}.rsample: no reparameterised draws yet (has_rsample=False). Gamma-family "
-        "draws are made by rejection, so they need implicit reparameterisation gradients, "
-        "which gradlab does not have. Use sample() with a score-function estimator "
-        "(log_prob), or a Normal/LogNormal latent instead")
+def _clamp_keeping_gradient(value, low, high=None):
+    """``value`` clamped to [low, high] in value only: the gradient stays the unclamped one
+    (PyTorch clamps its draws in place on a detached view, which autograd does not see)."""
+    plain = value.detach()  # (no gradient and no forward-mode tangent)
+    return value + (plain.clamp(min=low, max=high) - plain)  # + 0 where nothing was clamped
 
 
 class Gamma(Distribution):
@@ -68,7 +42,7 @@ class Gamma(Distribution):
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
-    has_rsample = False
+    has_rsample = True
 
     def __init__(self, concentration, rate, validate_args=None) -> None:
         self.concentration, self.rate = broadcast_all(concentration, rate)
@@ -92,13 +66,10 @@ class Gamma(Distribution):
         return self.concentration / self.rate.pow(2)
 
     def rsample(self, sample_shape=()):
-        _no_rsample(type(self).__name__)
-
-    def sample(self, sample_shape=()):
+        """x = g/β, g ~ Gamma(α, 1); dx/dα = (dg/dα)/β by implicit reparameterisation."""
         shape = self._extended_shape(sample_shape)
-        with no_grad():
-            draws = _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
-            return draws.clamp(min=finfo(draws.dtype).tiny)  # a draw of 0 underflowed
+        value = _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        return _clamp_keeping_gradient(value, finfo(value.dtype).tiny)  # an underflowed x/β
 
     def log_prob(self, value):
         if self._validate_args:

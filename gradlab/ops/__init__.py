@@ -14,6 +14,7 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``modified_bessel``          special.i0e, i1e, modified_bessel_k0 ... (scaled I and K)
 ``special_functions``        special.entr, erfcx, log_ndtr (digits kept in the tails)
 ``incomplete_gamma``         igamma, igammac (special.gammainc, gammaincc)
+``gamma_sampling``           _standard_gamma, _standard_gamma_grad (draws with a gradient)
 ``hurwitz_zeta``             special.zeta (Euler-Maclaurin)
 ``bessel_jy``                special.bessel_j0, bessel_y1 ..., spherical_bessel_j0, airy_ai
 ``orthogonal_polynomials``   special.chebyshev_polynomial_t ..., hermite, laguerre, legendre
@@ -154,6 +155,7 @@ from . import (
     functional_aliases,
     fused,
     gamma_functions,
+    gamma_sampling,
     gather_scatter,
     grid_sampling,
     gumbel,
@@ -260,6 +262,7 @@ from .float_parts import *  # noqa: F403
 from .functional_aliases import *  # noqa: F403
 from .fused import *  # noqa: F403
 from .gamma_functions import *  # noqa: F403
+from .gamma_sampling import *  # noqa: F403
 from .gather_scatter import *  # noqa: F403
 from .grid_sampling import *  # noqa: F403
 from .gumbel import *  # noqa: F403
@@ -350,7 +353,7 @@ FAMILIES = (arithmetic, fused, unary, trigonometry, special_math, error_function
             matrix_functions, legacy_linalg, triangular_solvers, solver_status,
             rank_and_condition, least_squares, matrix_chain, tensor_equations,
             nan_aware, bessel, modified_bessel, special_functions, incomplete_gamma,
-            hurwitz_zeta, bessel_jy, orthogonal_polynomials, legacy_norms,
+            gamma_sampling, hurwitz_zeta, bessel_jy, orthogonal_polynomials, legacy_norms,
             stacking,
             instance_norm, embedding_bag, unpooling, pairwise, volumetric, volumetric_pooling,
             aliases, host_methods, inplace_extras, strided_views, numeric_gradient,

@@ -45,6 +45,8 @@ __all__ = ["igamma", "igammac"]
 TENSOR_METHODS = ["igamma", "igammac"]
 
 _EPS = 1e-16
+_RATIO_EPS = 4.5e-16  # a step ratio converged: 1 within two ulps (one ulp at 1 is 2.2e-16,
+# so |delta - 1| <= 1e-16 would wait for an exact 1 and run all the terms)
 _MAX_TERMS = 5000
 _CHECK_EVERY = 8  # convergence is tested every few terms (a test is a sync on a GPU)
 _TINY = 1e-300
@@ -133,7 +135,7 @@ def _upper_fraction(a, x, active):
         c = b + an / c
         c = xp.where(xp.abs(c) < _TINY, _TINY, c)
         delta = c * d
-        return (b, c, d, h * delta), xp.abs(delta - 1) <= _EPS
+        return (b, c, d, h * delta), xp.abs(delta - 1) <= _RATIO_EPS
 
     return _until_converged(xp, step, (b, xp.full_like(a, 1 / _TINY), d, d), active)[3]
 

@@ -81,12 +81,16 @@ def test_normal_rsample_is_loc_plus_scale_times_the_noise():
 
 
 @pytest.mark.parametrize("name", ["Gamma", "Beta", "Dirichlet"])
-def test_gamma_family_has_no_rsample_and_says_so(name):
+def test_gamma_family_rsample_draws_what_sample_draws_and_carries_a_gradient(name):
     case = next(d for d in DISTS if d.name == name)
-    dist, _ = _make(case)
-    assert dist.has_rsample is False
-    with pytest.raises(NotImplementedError, match=rf"{name}.rsample: .*has_rsample=False"):
-        dist.rsample()
+    dist, params = _make(case, requires_grad=True)
+    assert dist.has_rsample is True
+    gradlab.manual_seed(4)
+    x = dist.rsample((3,))
+    gradlab.manual_seed(4)
+    assert bool((dist.sample((3,)) == x).all())  # sample is rsample without the graph
+    x.sum().backward()
+    assert all(p.grad is not None and bool(p.grad.isfinite().all()) for p in params)
 
 
 def test_lazy_probs_and_logits_are_computed_once_and_differentiate():

@@ -56,8 +56,7 @@ def test_values_shapes_and_gradients_match_torch(case):
     mine, g_params, g_value, theirs, t_params, t_value = _pair(case)
     assert tuple(mine.batch_shape) == tuple(theirs.batch_shape) == case.batch_shape
     assert tuple(mine.event_shape) == tuple(theirs.event_shape) == case.event_shape
-    no_implicit_reparameterization = case.name in ("Gamma", "Beta", "Dirichlet")  # README
-    assert mine.has_rsample == (theirs.has_rsample and not no_implicit_reparameterization)
+    assert mine.has_rsample == theirs.has_rsample
     assert mine.has_enumerate_support == theirs.has_enumerate_support
     g_out = _outputs(case, mine, g_value, gradlab)
     t_out = _outputs(case, theirs, t_value, torch)
