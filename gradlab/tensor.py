@@ -50,6 +50,7 @@ class Tensor:
     _view_steps = ()  # for views: the (op, args) that make it from _view_base
     _view_layout = 0  # for views: how many of the base's _layout_changes _view_steps follow
     _history_version = 0  # for views: the storage version their grad_fn is up to date with
+    _view_no_grad = False  # for views: made under no_grad, so they never take on a history
     _layout_changes = ()  # for bases: a step undoing each in-place shape change (t_ ...)
 
     def __init__(self, *args, dtype=None, device=None, requires_grad=False,
@@ -184,7 +185,7 @@ class Tensor:
         if self._view_base is not None and self._storage.version != self._history_version:
             from .autograd.views import refresh_view_history
 
-            refresh_view_history(self)
+            refresh_view_history(self, strict=False)
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:

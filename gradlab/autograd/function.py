@@ -358,6 +358,8 @@ def _wrap(r, k, fn, args, device, node):
         t._view_base = base if base is not None else viewed
         t._view_steps = viewed._view_steps + ((fn, args[1:], k),)
         t._history_version = storage.version
+        if not state.enabled:  # made under no_grad: it keeps no history (views.refresh...)
+            t._view_no_grad = True
         layout = viewed._view_layout if base is not None else len(viewed._layout_changes)
         if layout:  # the base changed shape in place before (rare): see views.steps_from_base
             t._view_layout = layout

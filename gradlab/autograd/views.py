@@ -86,7 +86,7 @@ class CopySlices(Function):
         return grad_base, grad_view, None
 
 
-def refresh_view_history(view) -> None:
+def refresh_view_history(view, strict: bool = True) -> None:
     """Remake ``view``'s history from its base's, after the memory changed in place.
 
     ``v = y[0]; y.mul_(2)``: ``v`` shows the doubled values, so its
@@ -96,10 +96,25 @@ def refresh_view_history(view) -> None:
     view of it, was changed in place), the view's steps are replayed on the
     base to make a current history. The replay emits no events of its own.
     Only with grad mode on (the history is only needed to record).
+
+    A view made under ``no_grad`` has no history to remake. If its base has
+    one now, using the view to record is ambiguous, and raises as in
+    PyTorch (``strict``; a property read just leaves it as it is).
     """
     if not state.enabled:
         return
     base = view._view_base
+    if view._view_no_grad:
+        if strict and base._requires_grad:
+            raise RuntimeError(
+                f"a view (shape {tuple(view.shape)}) was made under no_grad, and its base "
+                f"(shape {tuple(base.shape)}) or another view of it was changed in place since; "
+                "whether the view should now carry that history is ambiguous, so gradlab "
+                "refuses, as PyTorch does. Fix: make the view and the in-place change both "
+                "inside no_grad, or both outside it (or make the view again after the change)")
+        if strict:  # (a property read leaves it stale, so the next op still checks)
+            view._history_version = view._storage.version
+        return
     if base._requires_grad or view._requires_grad:
         quiet, level = state.in_tangent_rule, state.dual
         state.in_tangent_rule, state.dual = True, None

@@ -114,3 +114,25 @@ def test_stale_view_history_without_oracle():
     y.mul_(3)
     (v * 1).sum().backward()
     assert x.grad.tolist() == [3.0, 0.0]  # through the mul_, as v's value 3·x[0] says
+
+
+@pytest.mark.parametrize("lib", [gradlab, pytest.param(torch, marks=needs_torch)],
+                         ids=["gradlab", "torch"])
+def test_a_view_made_under_no_grad_refuses_a_history_its_base_took_since(lib):
+    w = lib.ones(2, 3, requires_grad=True)
+    with lib.no_grad():
+        v = w.t()
+        w.add_(1)  # the base changed after the view was made
+    # (v.requires_grad: gradlab says False, the view has no history; PyTorch says True
+    # with an invalid grad_fn. Both refuse to record with it:)
+    with lib.no_grad():
+        assert (v * 2).sum().item() == 24.0  # still fine without recording
+    with pytest.raises(RuntimeError, match="no_grad"):
+        (v * lib.ones(3, 2, requires_grad=True)).sum()
+
+
+def test_a_view_made_under_no_grad_of_a_plain_base_just_follows_the_values():
+    y = gradlab.ones(3)
+    v = y[1:]
+    y.mul_(2)
+    assert (v * gradlab.ones(2, requires_grad=True)).sum().item() == 4.0
