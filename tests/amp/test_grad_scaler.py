@@ -170,6 +170,7 @@ def test_misuse_raises_with_the_fix():
         gradlab.amp.GradScaler("cpu", backoff_factor=1.0)
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast")  # 65536 in float16: inf
 def test_float16_parameters_are_refused():
     w = gradlab.ones(2, dtype=gradlab.float16, requires_grad=True)
     opt = gradlab.optim.SGD([w], lr=0.1)
