@@ -154,3 +154,18 @@ def test_random_split_errors():
         random_split(Range(0, 10), [1.5, -0.5])
     with pytest.warns(UserWarning, match="split at index 1 is 0"):
         random_split(Range(0, 2), [1.0, 0.0])
+
+
+def test_stack_dataset_tuples_dicts_and_the_loader():
+    from gradlab.utils.data import DataLoader, StackDataset
+
+    images, labels = gradlab.arange(12.0).reshape(6, 2), gradlab.arange(6)
+    pairs = StackDataset(TensorDataset(images), labels)
+    assert len(pairs) == 6 and pairs[2][1].item() == 2
+    named = StackDataset(x=images, y=labels)
+    batch = next(iter(DataLoader(named, batch_size=4)))
+    assert set(batch) == {"x", "y"} and tuple(batch["x"].shape) == (4, 2)
+    with pytest.raises(ValueError, match="not both"):
+        StackDataset(images, y=labels)
+    with pytest.raises(ValueError, match="size mismatch"):
+        StackDataset(images, labels[:5])

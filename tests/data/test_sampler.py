@@ -8,6 +8,7 @@ import pytest
 import gradlab
 from gradlab.utils.data import (
     BatchSampler,
+    DistributedSampler,
     RandomSampler,
     Sampler,
     SequentialSampler,
@@ -145,3 +146,42 @@ def test_sampler_lengths_match_torch():
         (WeightedRandomSampler([1, 2], 9), torch.utils.data.WeightedRandomSampler([1, 2], 9)),
     ]:
         assert len(ours) == len(theirs) == len(list(ours)) == len(list(theirs))
+
+
+# --- DistributedSampler ------------------------------------------------------------------------
+
+@needs_torch
+@pytest.mark.parametrize("n,replicas,drop_last", [(10, 3, False), (10, 3, True), (9, 3, False),
+                                                  (2, 4, False), (7, 2, True)])
+def test_distributed_sampler_shares_match_torch(n, replicas, drop_last):
+    """Sizes, padding and the stride over ranks as PyTorch's (without shuffling, the order
+    is the same too; shuffled orders differ, the two libraries' generators differ)."""
+    data = list(range(n))
+    for rank in range(replicas):
+        ours = DistributedSampler(data, replicas, rank, shuffle=False, drop_last=drop_last)
+        theirs = torch.utils.data.DistributedSampler(data, replicas, rank, shuffle=False,
+                                                     drop_last=drop_last)
+        assert list(ours) == list(theirs) and len(ours) == len(theirs)
+
+
+def test_distributed_sampler_shuffles_alike_on_every_rank_and_anew_each_epoch():
+    data = list(range(23))
+    ranks = [DistributedSampler(data, 4, r, seed=7) for r in range(4)]
+    first = [list(s) for s in ranks]
+    together = sorted(i for share in first for i in share)
+    assert len(together) == 24 and set(together) == set(data)  # one index repeated to pad
+    assert first == [list(s) for s in ranks]  # the same epoch: the same shares
+    for s in ranks:
+        s.set_epoch(1)
+    again = [list(s) for s in ranks]
+    assert again != first
+    assert set(i for share in again for i in share) == set(data)
+
+
+def test_distributed_sampler_errors():
+    with pytest.raises(RuntimeError, match="num_replicas= and rank="):
+        DistributedSampler(list(range(4)))
+    with pytest.raises(ValueError, match="Invalid rank 3"):
+        DistributedSampler(list(range(4)), num_replicas=3, rank=3)
+    with pytest.raises(ValueError, match="positive int"):
+        DistributedSampler(list(range(4)), num_replicas=0, rank=0)

@@ -22,7 +22,8 @@ from collections.abc import Iterable, Sequence
 from ...random import default_generator
 from ...tensor import Tensor
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "Subset",
+           "ConcatDataset",
            "ChainDataset", "random_split"]
 
 
@@ -87,6 +88,38 @@ class TensorDataset(Dataset):
 
     def __len__(self) -> int:
         return self.tensors[0].shape[0]
+
+
+class StackDataset(Dataset):
+    """Several datasets of one length side by side: sample ``i`` is a tuple of their
+    samples ``i`` (``StackDataset(images, labels)``) or a dict (``StackDataset(x=..., y=...)``).
+    """
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
+        if args and kwargs:
+            raise ValueError("StackDataset: give the datasets either by position (samples are "
+                             "tuples) or by name (samples are dicts), not both")
+        if not args and not kwargs:
+            raise ValueError("StackDataset: give at least one dataset")
+        self.datasets = args if args else kwargs
+        sizes = {name: len(d) for name, d in
+                 (enumerate(args) if args else kwargs.items())}
+        if len(set(sizes.values())) > 1:
+            raise ValueError(f"StackDataset: size mismatch between datasets, got lengths "
+                             f"{sizes}. Fix: wrap the longer ones in Subset(d, range(n))")
+        self._length = next(iter(sizes.values()))
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {name: d[index] for name, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices: list[int]) -> list:
+        """A batch at once (the loader calls this): one sample per index, as __getitem__."""
+        return [self[i] for i in indices]
+
+    def __len__(self) -> int:
+        return self._length
 
 
 class Subset(Dataset):

@@ -18,7 +18,7 @@ from ...random import Generator, get_generator
 from ...tensor import Tensor
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
-           "WeightedRandomSampler", "BatchSampler"]
+           "WeightedRandomSampler", "BatchSampler", "DistributedSampler"]
 
 
 def _draw_seed(generator: Generator | None) -> int:
@@ -187,3 +187,60 @@ class BatchSampler(Sampler):
         if self.drop_last:
             return len(self.sampler) // self.batch_size
         return (len(self.sampler) + self.batch_size - 1) // self.batch_size
+
+
+class DistributedSampler(Sampler):
+    """The share of the dataset that replica ``rank`` of ``num_replicas`` visits each epoch.
+
+    Data-parallel training runs one copy of the model per replica; each must
+    see different samples. Every replica draws the same permutation (seeded by
+    ``seed + epoch``: call ``set_epoch(epoch)`` at the start of each epoch, or
+    every epoch repeats the order), pads it by repeating its start until it
+    divides evenly (or, with ``drop_last``, cuts the tail), and takes every
+    ``num_replicas``-th index from position ``rank``. gradlab has no process
+    group yet, so ``num_replicas`` and ``rank`` must be given.
+    """
+
+    def __init__(self, dataset: Sized, num_replicas: int | None = None,
+                 rank: int | None = None, shuffle: bool = True, seed: int = 0,
+                 drop_last: bool = False) -> None:
+        if num_replicas is None or rank is None:
+            raise RuntimeError("DistributedSampler: gradlab has no distributed process group "
+                               "to ask for the world size and rank. Fix: pass num_replicas= "
+                               "and rank= (e.g. from your launcher's environment)")
+        if not _is_positive_int(num_replicas):
+            raise ValueError(f"DistributedSampler: num_replicas must be a positive int, got "
+                             f"{num_replicas!r}")
+        if not isinstance(rank, int) or not 0 <= rank < num_replicas:
+            raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
+                             f"[0, {num_replicas - 1}]")
+        self.dataset, self.num_replicas, self.rank = dataset, num_replicas, rank
+        self.shuffle, self.seed, self.drop_last = shuffle, seed, drop_last
+        self.epoch = 0
+        n = len(dataset)
+        if drop_last and n % num_replicas:
+            self.num_samples = -(-(n - num_replicas) // num_replicas)  # the tail is dropped
+        else:
+            self.num_samples = -(-n // num_replicas)  # the head is repeated to fill up
+        self.total_size = self.num_samples * num_replicas
+
+    def __iter__(self) -> Iterator[int]:
+        n = len(self.dataset)
+        if self.shuffle:
+            indices = randperm(n, generator=Generator().manual_seed(self.seed + self.epoch))
+            indices = indices.tolist()
+        else:
+            indices = list(range(n))
+        if self.drop_last:
+            indices = indices[:self.total_size]
+        elif indices:
+            missing = self.total_size - len(indices)
+            indices += (indices * -(-missing // len(indices)))[:missing]
+        return iter(indices[self.rank:self.total_size:self.num_replicas])
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+    def set_epoch(self, epoch: int) -> None:
+        """Start epoch ``epoch``: a new shuffle, the same on every replica."""
+        self.epoch = epoch
