@@ -193,6 +193,16 @@ def _require_graph(results, what: str) -> None:
             raise RuntimeError(_NO_GRAPH.format(what=what, i=i))
 
 
+def _answer(outputs, is_outputs_tuple, result, is_result_tuple, create_graph, strict,
+            what: str) -> tuple:
+    """``(outputs, result)`` as the caller gets them: each nested as it came in, detached
+    unless ``create_graph``; with ``strict`` and ``create_graph`` the result must have a graph."""
+    if strict and create_graph:
+        _require_graph(result, what)
+    return (_untuple(_detached(outputs, create_graph), is_outputs_tuple),
+            _untuple(_detached(result, create_graph), is_result_tuple))
+
+
 # --- the six functions -----------------------------------------------------------------------
 
 def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
@@ -209,10 +219,8 @@ def vjp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         _require_reached(outputs, inputs, _UNUSED)
     result = tuple(gradients(outputs, v, inputs, create_graph=create_graph,
                              retain_graph=create_graph))
-    if strict and create_graph:
-        _require_graph(result, "jacobian")
-    return (_untuple(_detached(outputs, create_graph), is_outputs_tuple),
-            _untuple(_detached(result, create_graph), is_inputs_tuple))
+    return _answer(outputs, is_outputs_tuple, result, is_inputs_tuple, create_graph, strict,
+                   "jacobian")
 
 
 def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
@@ -232,10 +240,8 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     if strict:
         _require_differentiable(outputs)
         _require_reached(outputs, inputs, _UNUSED)
-        if create_graph:
-            _require_graph(result, "jacobian")
-    return (_untuple(_detached(outputs, create_graph), is_outputs_tuple),
-            _untuple(_detached(result, create_graph), is_outputs_tuple))
+    return _answer(outputs, is_outputs_tuple, result, is_outputs_tuple, create_graph, strict,
+                   "jacobian")
 
 
 def _check_strategy(strategy: str, name: str) -> None:
@@ -360,10 +366,8 @@ def vhp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         _require_reached(grads, inputs, _JACOBIAN_UNUSED)
     result = tuple(gradients(grads, v, inputs, create_graph=create_graph,
                              retain_graph=create_graph))
-    if strict and create_graph:
-        _require_graph(result, "hessian")
-    return (_untuple(_detached(outputs, create_graph), is_outputs_tuple),
-            _untuple(_detached(result, create_graph), is_inputs_tuple))
+    return _answer(outputs, is_outputs_tuple, result, is_inputs_tuple, create_graph, strict,
+                   "hessian")
 
 
 def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool = False):
@@ -385,7 +389,5 @@ def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
 
         _, result = _forward_jvp(gradient, inputs, v)
     is_outputs_tuple, outputs = found[0]
-    if strict and create_graph:
-        _require_graph(result, "hessian")
-    return (_untuple(_detached(outputs, create_graph), is_outputs_tuple),
-            _untuple(_detached(result, create_graph), is_inputs_tuple))
+    return _answer(outputs, is_outputs_tuple, result, is_inputs_tuple, create_graph, strict,
+                   "hessian")
