@@ -28,7 +28,7 @@ from __future__ import annotations
 __all__ = ["LOWER", "FLOAT32", "WIDEST", "BANNED", "rule"]
 
 _PRODUCTS = frozenset({
-    "matmul", "addmm", "addmv", "baddbmm", "linear", "einsum", "convolution",
+    "matmul", "mm", "bmm", "addmm", "baddbmm", "linear", "einsum", "convolution",
     "conv_transpose", "prelu", "scaled_dot_product_attention",
 })
 _LOSSES = frozenset({
@@ -36,7 +36,10 @@ _LOSSES = frozenset({
     "binary_cross_entropy_with_logits", "ctc_loss",
 })
 
-LOWER = {"cuda": _PRODUCTS, "cpu": _PRODUCTS}
+# CPU autocast leaves mv, dot, addmv and addr alone; tensordot ends up lowered there because
+# PyTorch builds it from mm. Ops built from others here decide once, by their own name
+# (ops._util.autocast_once), so these entries are what PyTorch's results show.
+LOWER = {"cuda": _PRODUCTS | {"mv", "addmv", "addr", "addbmm"}, "cpu": _PRODUCTS | {"tensordot"}}
 
 FLOAT32 = {
     "cuda": _LOSSES | frozenset({
@@ -52,9 +55,10 @@ FLOAT32 = {
     }),
 }
 
+_SAME_DTYPE = frozenset({"addcdiv", "addcmul", "atan2", "index_put", "scatter_add"})
 WIDEST = {
-    "cuda": frozenset({"addcdiv", "addcmul", "atan2", "index_put", "scatter_add"}),
-    "cpu": frozenset({"addcdiv", "addcmul", "atan2", "index_put", "scatter_add"}),
+    "cuda": _SAME_DTYPE | {"dot", "bilinear", "tensordot", "cross"},
+    "cpu": _SAME_DTYPE,
 }
 
 BANNED = {"cuda": frozenset({"binary_cross_entropy"}), "cpu": frozenset()}

@@ -191,6 +191,21 @@ def autocast_inputs(op: str, *args) -> tuple:
     return _function._autocast_by_name(op, args)
 
 
+def autocast_once(op: str, body, *args):
+    """``body(*args)`` for a public op built from other ops (``mv`` is a matmul,
+    ``tensordot`` an einsum): autocast casts ``args`` by *this* op's rule, and the ops
+    inside run as given, so ``dot`` under CPU autocast stays float32 as PyTorch's does
+    while ``matmul`` becomes bfloat16."""
+    if _grad_state.autocast is None:
+        return body(*args)
+    args = _function._autocast_by_name(op, args)
+    saved, _grad_state.autocast = _grad_state.autocast, None
+    try:
+        return body(*args)
+    finally:
+        _grad_state.autocast = saved
+
+
 def binary_op(fn, a, b):
     """Dispatch a two-input op after PyTorch's type promotion of its operands."""
     if type(a) is Tensor and type(b) is Tensor and a.dtype is b.dtype:

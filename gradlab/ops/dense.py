@@ -20,7 +20,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..tensor import Tensor
-from ._util import autocast_inputs, tangent_sum, unbroadcast
+from ._util import autocast_inputs, autocast_once, tangent_sum, unbroadcast
 from .linalg import Matmul, einsum, matrix_product
 
 # PyTorch has no torch.linear in its public API, only F.linear.
@@ -288,5 +288,8 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
             f"bilinear: expected inputs (..., in1) and (..., in2) and weight (out, in1, in2) "
             f"with matching sizes, got {tuple(input1.shape)}, {tuple(input2.shape)} and "
             f"weight {tuple(weight.shape)}")
-    out = einsum("...i,kij,...j->...k", input1, weight, input2)
-    return out if bias is None else out + bias
+    def product(x1, w, x2, b):
+        out = einsum("...i,kij,...j->...k", x1, w, x2)
+        return out if b is None else out + b
+
+    return autocast_once("bilinear", product, input1, weight, input2, bias)

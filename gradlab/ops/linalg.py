@@ -21,7 +21,7 @@ from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..tensor import Tensor
-from ._util import autocast_inputs, promote, unbroadcast, widened, xp_for
+from ._util import autocast_inputs, autocast_once, promote, unbroadcast, widened, xp_for
 
 __all__ = ["matmul", "mm", "bmm", "dot", "outer", "einsum"]
 TENSOR_METHODS = ["matmul", "mm", "bmm", "dot", "outer"]
@@ -166,7 +166,7 @@ def mm(input, mat2) -> Tensor:
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: expects two 2-D tensors, got shapes {tuple(input.shape)} and "
                            f"{tuple(mat2.shape)}; use matmul for other ranks")
-    a, b = promote(*autocast_inputs("matmul", input, mat2))
+    a, b = promote(*autocast_inputs("mm", input, mat2))
     _check_matmul("mm", a, b)
     return Matmul.apply(a, b)
 
@@ -176,7 +176,7 @@ def bmm(input, mat2) -> Tensor:
     if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"bmm: expects (b, n, m) and (b, m, p) with the same b, got shapes "
                            f"{tuple(input.shape)} and {tuple(mat2.shape)}")
-    a, b = promote(*autocast_inputs("matmul", input, mat2))
+    a, b = promote(*autocast_inputs("bmm", input, mat2))
     _check_matmul("bmm", a, b)
     return Matmul.apply(a, b)
 
@@ -186,7 +186,7 @@ def dot(input, other) -> Tensor:
     if input.ndim != 1 or other.ndim != 1 or input.shape != other.shape:
         raise RuntimeError(f"dot: expects two 1-D tensors of the same length, got shapes "
                            f"{tuple(input.shape)} and {tuple(other.shape)}")
-    return matmul(input, other)
+    return autocast_once("dot", matmul, input, other)
 
 
 def outer(input, vec2) -> Tensor:

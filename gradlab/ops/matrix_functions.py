@@ -32,7 +32,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import promote, xp_for
+from ._util import autocast_inputs, promote, xp_for
 from .joining import cat
 from .linalg import matmul, outer
 from .selection import where
@@ -189,6 +189,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tenso
     except ValueError:
         raise RuntimeError(f"addr: input of shape {tuple(input.shape)} doesn't broadcast to "
                            f"the outer product's shape {shape} (len(vec1), len(vec2))") from None
+    input, vec1, vec2 = autocast_inputs("addr", input, vec1, vec2)
     vec1, vec2 = promote(vec1, vec2)
     dtype = _dt.promote_types(input.dtype, vec1.dtype)
     if not dtype.is_floating_point and (isinstance(alpha, float) or isinstance(beta, float)):

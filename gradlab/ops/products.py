@@ -19,7 +19,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import promote, unbroadcast, wrap_dim, xp_for
+from ._util import autocast_once, promote, unbroadcast, wrap_dim, xp_for
 from .arithmetic import mul
 from .linalg import _LETTERS, einsum, matmul
 from .reordering import roll
@@ -62,7 +62,8 @@ def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
     sub_b = [c if c is not None else next(letters) for c in sub_b]
     kept = [c for i, c in enumerate(sub_a) if i not in dims_a] + \
         [c for i, c in enumerate(sub_b) if i not in dims_b]
-    return einsum(f"{''.join(sub_a)},{''.join(sub_b)}->{''.join(kept)}", a, b)
+    equation = f"{''.join(sub_a)},{''.join(sub_b)}->{''.join(kept)}"
+    return autocast_once("tensordot", lambda x, y: einsum(equation, x, y), a, b)
 
 
 def _paired_dims(a: Tensor, b: Tensor, dims) -> tuple[list[int], list[int]]:
@@ -102,7 +103,9 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
         raise RuntimeError(f"inner: the last dims must have the same size, got shapes "
                            f"{tuple(input.shape)} and {tuple(other.shape)}; did you mean "
                            f"matmul (which pairs a's last dim with b's second-to-last)?")
-    return tensordot(input, other, ([-1], [-1]))
+    # (autocast: PyTorch's 1-d inner is a dot, left alone on the CPU; any other is an mm)
+    rule = "dot" if input.ndim == other.ndim == 1 else "tensordot"
+    return autocast_once(rule, tensordot, input, other, ([-1], [-1]))
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:
@@ -112,7 +115,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
         raise RuntimeError(f"mv: expects a matrix (2-d) and a vector (1-d), got shapes "
                            f"{tuple(input.shape)} and {tuple(vec.shape)}; use matmul for "
                            f"other ranks")
-    return matmul(input, vec)
+    return autocast_once("mv", matmul, input, vec)
 
 
 def kron(input: Tensor, other: Tensor) -> Tensor:
