@@ -93,7 +93,9 @@ def matrix_product(a, b):
         m, k = a.shape
         n = b.shape[1]
         if m * (k + n) < k * n:
-            return np.ascontiguousarray((b.T @ a.T).T).astype(dtype, copy=False)
+            # .copy(): a fresh C-ordered array even for one row, where .T is already
+            # contiguous (a view of a temporary is a slower output for the dispatcher)
+            return (b.T @ a.T).T.copy().astype(dtype, copy=False)
     # (.astype: half floats were multiplied in float32, as PyTorch accumulates them; a
     # bfloat16 product on CuPy also comes back as float32)
     return (a @ b).astype(dtype, copy=False)
