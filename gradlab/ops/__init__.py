@@ -73,7 +73,7 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``unpooling``                max_unpool1d/2d/3d (a scatter), lp_pool1d/2d/3d, *_with_indices
 ``pairwise``                 pdist (all pairs of rows), channel_shuffle (a composition)
 ``normalization``            batch_norm, layer_norm, group_norm
-``instance_norm``            instance_norm, local_response_norm (nn.functional only)
+``instance_normalization``   instance_norm, local_response_norm
 ``pixel_ops``                pixel_shuffle, pixel_unshuffle, rms_norm (compositions)
 ``dropout_family``           dropout, dropout2d, alpha_dropout (random zeroing while training)
 ``lookup``                   embedding (rows of a table picked by index)
@@ -168,7 +168,7 @@ from . import (
     inplace_extras,
     inplace_forms,
     inplace_views,
-    instance_norm,
+    instance_normalization,
     integer_math,
     introspection,
     joining,
@@ -275,7 +275,7 @@ from .inplace import *  # noqa: F403
 from .inplace_extras import *  # noqa: F403
 from .inplace_forms import *  # noqa: F403
 from .inplace_views import *  # noqa: F403
-from .instance_norm import *  # noqa: F403
+from .instance_normalization import *  # noqa: F403
 from .integer_math import *  # noqa: F403
 from .introspection import *  # noqa: F403
 from .joining import *  # noqa: F403
@@ -354,10 +354,9 @@ FAMILIES = (arithmetic, fused, unary, trigonometry, special_math, error_function
             rank_and_condition, least_squares, matrix_chain, tensor_equations,
             nan_aware, bessel, modified_bessel, special_functions, incomplete_gamma,
             gamma_sampling, hurwitz_zeta, bessel_jy, orthogonal_polynomials, legacy_norms,
-            stacking,
-            instance_norm, embedding_bag, unpooling, pairwise, volumetric, volumetric_pooling,
-            aliases, host_methods, inplace_extras, strided_views, numeric_gradient,
-            multidim_histogram, functional_aliases)
+            stacking, instance_normalization, embedding_bag, unpooling, pairwise, volumetric,
+            volumetric_pooling, aliases, host_methods, inplace_extras, strided_views,
+            numeric_gradient, multidim_histogram, functional_aliases)
 """The op families; each binds the functions its TENSOR_METHODS names onto Tensor."""
 
 install_methods(FAMILIES)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from ..tensor import Tensor
 from . import (
     dropout_family,
+    instance_normalization,
     lookup,
     more_losses,
     normalization,
@@ -22,9 +23,7 @@ from . import (
     pooling,
 )
 
-# torch.instance_norm is left out: a function of that name would hide the family module
-# gradlab.ops.instance_norm (see gradlab/ops/__init__.py).
-__all__ = ["batch_norm", "embedding", "constant_pad_nd", "feature_dropout",
+__all__ = ["batch_norm", "instance_norm", "embedding", "constant_pad_nd", "feature_dropout",
            "feature_dropout_", "poisson_nll_loss", "triplet_margin_loss",
            "max_pool1d_with_indices"]
 TENSOR_METHODS: list = []
@@ -46,6 +45,15 @@ def batch_norm(input: Tensor, weight, bias, running_mean, running_var, training:
     """``torch.batch_norm``: ``F.batch_norm`` with ATen's argument order (weight, bias first)."""
     return normalization.batch_norm(input, running_mean, running_var, weight, bias, training,
                                     momentum, eps)
+
+
+def instance_norm(input: Tensor, weight, bias, running_mean, running_var,
+                  use_input_stats: bool, momentum: float, eps: float,
+                  cudnn_enabled: bool = True) -> Tensor:
+    """``torch.instance_norm``: ``F.instance_norm`` with ATen's argument order (weight, bias
+    first, every argument given)."""
+    return instance_normalization.instance_norm(input, running_mean, running_var, weight, bias,
+                                                use_input_stats, momentum, eps)
 
 
 def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,

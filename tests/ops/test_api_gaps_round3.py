@@ -375,6 +375,7 @@ def test_functional_aliases_take_torchs_positional_arguments():
         xt, wt = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
         emb = lib.tensor(table, requires_grad=True)
         out = [lib.batch_norm(xt, wt, lib.tensor(b), mean, var, True, 0.3, 1e-5, False),
+               lib.instance_norm(xt, wt, lib.tensor(b), None, None, True, 0.1, 1e-5, False),
                lib.embedding(emb, lib.tensor([0, 2, 2]), 2),
                lib.constant_pad_nd(xt, [1, 2], 0.5),
                lib.poisson_nll_loss(xt, xt.detach().abs(), True, True, 1e-8, 2),

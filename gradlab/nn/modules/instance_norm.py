@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 
-from ...ops.instance_norm import instance_norm, local_response_norm
+from ...ops.instance_normalization import instance_norm, local_response_norm
 from ...tensor import Tensor
 from .module import Module
 from .normalization import _BatchNorm

@@ -31,7 +31,7 @@ from ._util import check_float
 from .activation import _check_tensor
 from .normalization import _check_channel_vector, batch_norm, group_norm
 
-__all__: list = []  # torch.instance_norm exists, but with another signature: functional only
+__all__: list = []  # torch.instance_norm has ATen's arguments: see functional_aliases.py
 # Re-exported by gradlab.nn.functional.
 FUNCTIONAL = ["instance_norm", "local_response_norm"]
 TENSOR_METHODS: list = []
