@@ -25,7 +25,7 @@ from .derivatives import derivative_rule
 from .snapshot import EdgeSnapshot, GraphSnapshot, NodeSnapshot
 from .summary import summarize
 
-__all__ = ["IterationGraph", "shape_label"]
+__all__ = ["IterationGraph", "shape_label", "op_label"]
 
 _labels: dict[tuple, str] = {}
 
@@ -39,6 +39,15 @@ def shape_label(shape) -> str:
             _labels.clear()
         label = _labels[shape] = "(" + ", ".join(str(s) for s in shape) + ")"
     return label
+
+
+def op_label(op: str, dtype) -> str:
+    """What an op's box says: its name; a cast also says what it casts to ("to float16"),
+    so where mixed precision changes dtype can be read off the graph. ``dtype`` is the
+    output's (a gradlab dtype or its name; None when unknown)."""
+    if op == "to" and dtype is not None:
+        return f"to {str(dtype).rsplit('.', 1)[-1]}"
+    return op
 
 
 def _summary(ref):

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..debug.graph import op_label
 from .capture import Capture, TensorMeta
 
 __all__ = ["GraphNode", "GraphEdge", "Cluster", "Graph", "build", "format_values"]
@@ -95,13 +96,6 @@ def format_values(value) -> str | None:
         a.size > 4 and a.size % 4 == 0 else a[None]  # long vectors: 4 numbers a line
     lines = ["[" + ", ".join(f"{v:.3g}" for v in row) + "]" for row in rows]
     return "\n".join(lines)
-
-
-def _op_label(op) -> str:
-    """An op's name; a cast also says its dtype ("to float16"), so mixed precision shows."""
-    if op.op == "to" and op.outputs:
-        return f"to {op.outputs[0].dtype}"
-    return op.op
 
 
 def _module_label(path: str, model_types: dict) -> str:
@@ -200,7 +194,8 @@ class _Builder:
         tensor_nodes: dict[tuple, GraphNode] = {}
         out_sources = {src for src, _ in cap.outputs}
         for op in cap.ops:
-            node = self.add("op", _op_label(op), module=op.module)
+            node = self.add("op", op_label(op.op, op.outputs[0].dtype if op.outputs else None),
+                            module=op.module)
             self.origin[node.id] = ("op", op.node_id)
             op_nodes[op.index] = node
             for k, meta in enumerate(op.outputs):

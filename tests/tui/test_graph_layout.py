@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import shutil
+from types import SimpleNamespace
 
 import pytest
 
@@ -250,3 +251,12 @@ def test_a_box_whose_value_carries_a_tangent_is_marked():
     dual = dataclasses.replace(plain, tangent=summarize(gradlab.ones(2, 3)))
     assert lay.box_lines(plain) == ("mul", "2×3")
     assert lay.box_lines(dual) == ("mul", f"2×3 {lay.TANGENT_MARK}")
+
+
+def test_a_cast_box_says_its_dtype_but_keeps_the_op_name_for_breakpoints():
+    from gradlab.debug.graph import op_label
+
+    node = SimpleNamespace(kind="op", label="to", key="op3", output_shapes=((3, 4),),
+                           value=None, tangent=None, dtype="float16")
+    assert lay.box_lines(node) == ("to float16", "3×4") and node.label == "to"
+    assert op_label("to", None) == "to" and op_label("mul", "float16") == "mul"

@@ -47,6 +47,8 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from gradlab.debug.graph import op_label
+
 from . import layered
 
 if TYPE_CHECKING:
@@ -152,7 +154,10 @@ def box_lines(node: NodeSnapshot) -> tuple[str, ...]:
     shape = _shape_text(node)
     if node.tangent is not None:
         shape = f"{shape or ''} {TANGENT_MARK}".strip()
-    return (node.label or node.key,) if shape is None else (node.label or node.key, shape)
+    # (the label stays the op's name: breakpoints match on it; a cast's box adds its dtype)
+    label = op_label(node.label, node.dtype) if node.kind == "op" and node.label else \
+        (node.label or node.key)
+    return (label,) if shape is None else (label, shape)
 
 
 def _size(lines: tuple[str, ...]) -> tuple[int, int]:

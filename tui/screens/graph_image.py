@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from gradlab.debug.graph import op_label
 from gradlab.debug.snapshot import GraphSnapshot
 
 __all__ = ["to_viz_graph", "save_graph_image", "image_path"]
@@ -33,7 +34,8 @@ def to_viz_graph(graph: GraphSnapshot):
         detail = node.backward_name if node.kind == "op" else None
         if node.state == "backward":
             detail = f"{detail}, backward done" if detail else "gradient arrived"
-        made = GraphNode(id=ids[node.key], kind=_KINDS.get(node.kind, "op"), label=node.label,
+        label = op_label(node.label, node.dtype) if node.kind == "op" else node.label
+        made = GraphNode(id=ids[node.key], kind=_KINDS.get(node.kind, "op"), label=label,
                          shape=shape, dtype=node.dtype, module=node.module, detail=detail,
                          highlighted=node.key == graph.current)
         nodes.append(made)
