@@ -114,9 +114,12 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 
 Modules whose names start with ``_`` hold helpers, not ops: ``_util`` (for
 every family), ``_im2col`` (convolution), ``_index_parsing`` (what an index
-means), ``_loss_reduction`` (reduction='mean' ... for every loss) and
-``_class_targets`` (class-index targets of the classification losses) and
-``_double_double`` (float64 pairs with ~32 digits, for series that cancel).
+means), ``_loss_reduction`` (reduction='mean' ... for every loss),
+``_class_targets`` (class-index targets of the classification losses),
+``_double_double`` (float64 pairs with ~32 digits, for series that cancel),
+``_gather_weights`` (weighted taps read and scattered through one flat index:
+grid_sample, adaptive max pools), ``_volumetric_windows`` (3-D max/avg pools
+over strided windows) and ``_adaptive_windows`` (uneven adaptive windows).
 
 (``softmax_family``, ``gather_scatter``, ``dropout_family`` and ``lookup``
 are not named ``softmax``, ``scatter``, ``dropout`` and ``embedding``: a

@@ -26,11 +26,22 @@ Both ops are compositions of differentiable gradlab ops, so backward,
 double backward and forward mode come for free: ``affine_grid`` is a
 constant base grid times θᵀ; ``grid_sample`` computes per axis the integer
 taps (a constant: no gradient flows into an index) and their weights (which
-depend on the point, so the gradient w.r.t. the grid flows through them),
-gathers every tap with one ``gather`` (whose backward scatter-adds into the
-input) and sums value x weight. Where PyTorch's derivative is 0 (a point
-clipped onto a border, taps read from outside with ``zeros``, any grid
-point with ``nearest``) the gradient stops with ``where``, as PyTorch's.
+depend on the point, so the gradient w.r.t. the grid flows through them).
+The taps of all axes become one flat position per (point, tap) into the
+flattened image, with an off-image tap sent to a zero slot one past the end,
+and one op, :class:`~._gather_weights.TapSum`, reads them all with a single
+``take`` and sums value x weight; its backward scatter-adds into the input
+with a single flat ``add.at`` and reads the taps again for the weights'
+gradient. Where PyTorch's derivative is 0 (a point clipped onto a border,
+taps read from outside with ``zeros``, any grid point with ``nearest``) the
+gradient stops with ``where``, as PyTorch's.
+
+Speed (forward + backward, one thread, best of 15, PyTorch 2.13 CPU in
+brackets): (8, 3, 64, 64) sampled at (8, 64, 64, 2), align_corners=False,
+bilinear/zeros 11.7 ms before (gather on an index expanded over channels,
+its backward a multi-dimensional add.at) -> 4.6 ms (1.2); nearest 3.6 ->
+1.7 (0.4); bicubic 46 -> 14-16 (4.6-6.4); 3-D (2, 3, 16, 16, 16) at 16³
+points bilinear 8.8 -> 3.4 (1.2).
 
 Non-finite grid points give what PyTorch's CPU kernels give: with ``zeros``
 a NaN or ±inf coordinate reads no pixel, and its weights are NaN, so the
@@ -57,8 +68,9 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
-from .creation import ones, tensor, zeros
-from .gather_scatter import gather
+from ._gather_weights import TapGather, Taps, TapSum
+from ._util import xp_for
+from .creation import as_tensor, ones, tensor, zeros
 from .joining import stack
 from .linalg import matmul
 from .selection import where
@@ -244,33 +256,34 @@ def _axis_taps(coord: Tensor, size: int, mode: str, padding_mode: str, align_cor
     return stack([x0, x1], 1), stack(weights, 1)
 
 
-def _read_taps(input: Tensor, axes: list) -> Tensor:
-    """Gather every combination of the axes' taps: (N, C, k^d, P), 0 where a tap is off
-    the image (or not a number); and where they are on it, (N, 1, k^d, P)."""
-    n, c = input.shape[:2]
-    sizes = input.shape[2:]
+def _tap_index(axes: list, sizes, channels: int):
+    """Every combination of the axes' taps as one flat position into the image (raw
+    arrays; positions are constants): (Taps (N, k^d · P), valid (N, k^d, P) bool).
+
+    A tap off the image (or not a number) gets position ``S`` = the image's size,
+    which :class:`~._gather_weights.Taps` reads as 0 and drops in backward.
+    """
     d = len(sizes)
+    positions = [axis[0]._data for axis in axes]
+    xp = xp_for(positions[0])
+    n, points = positions[0].shape[0], positions[0].shape[-1]
     flat, valid, stride = None, None, 1
     for a in reversed(range(d)):  # last axis (width) is contiguous
-        pos = axes[a][0]
-        shape = [n] + [1] * d + [pos.shape[-1]]
-        shape[1 + a] = pos.shape[1]
-        pos = pos.reshape(shape)
+        shape = [n] + [1] * d + [points]
+        shape[1 + a] = positions[a].shape[1]
+        pos = positions[a].reshape(shape)
         inside = (pos >= 0) & (pos <= sizes[a] - 1)  # False for NaN
-        term = where(inside, pos, 0).long() * stride
+        term = xp.where(inside, pos, 0).astype(xp.int64) * stride
         flat = term if flat is None else flat + term
         valid = inside if valid is None else valid & inside
         stride *= sizes[a]
     taps = int(np.prod(flat.shape[1:-1]))
-    points = flat.shape[-1]
-    index = flat.reshape(n, 1, taps * points).expand(n, c, taps * points)
-    values = gather(input.reshape(n, c, stride), 2, index).reshape(n, c, taps, points)
-    valid = valid.reshape(n, 1, taps, points)
-    return where(valid, values, 0.0), valid
+    index = xp.where(valid, flat, stride).reshape(n, taps * points)
+    return Taps(index, stride, channels), valid.reshape(n, taps, points)
 
 
 def _combined_weights(axes: list) -> Tensor:
-    """The product of the axes' tap weights, for every combination: (N, 1, k^d, P)."""
+    """The product of the axes' tap weights, for every combination: (N, k^d, P)."""
     d = len(axes)
     total = None
     for a, (_, weight) in enumerate(axes):
@@ -279,7 +292,7 @@ def _combined_weights(axes: list) -> Tensor:
         weight = weight.reshape(shape)
         total = weight if total is None else total * weight
     n, points = total.shape[0], total.shape[-1]
-    return total.reshape(n, 1, int(np.prod(total.shape[1:-1])), points)
+    return total.reshape(n, int(np.prod(total.shape[1:-1])), points)
 
 
 def _check_sample_args(input, grid, mode: str, padding_mode: str) -> None:
@@ -335,9 +348,10 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
     scalar = d == 3  # PyTorch's CPU kernel for 5-D input is scalar code, for 4-D vectorized
     axes = [_axis_taps(points[..., d - 1 - a], input.shape[2 + a], mode, padding_mode,
                        align_corners, scalar) for a in range(d)]  # axis a (D, H, W): z, y, x
-    values, valid = _read_taps(input, axes)
+    taps, valid = _tap_index(axes, input.shape[2:], input.shape[1])
+    image = input.reshape(n, input.shape[1], int(np.prod(input.shape[2:])))
     if mode == "nearest":
-        out = values[:, :, 0]
+        out = TapGather.apply(image, taps)
         if grid.requires_grad:
             # The output depends on the grid only through rounding (derivative 0), but
             # PyTorch keeps the grid in the graph, with a zero gradient: join it with a
@@ -345,8 +359,8 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
             keep = ones(out.shape[:2] + (1,), dtype=_dt.bool, device=out.device)
             out = where(keep, out, points[:, None, :, 0])
     else:
-        terms = values * _combined_weights(axes)
+        weights = _combined_weights(axes)
         if scalar:  # it skips a tap off the image (its weight may be NaN) rather than add 0·w
-            terms = where(valid, terms, 0.0)
-        out = terms.sum(2)
+            weights = where(as_tensor(valid, device=input.device), weights, 0.0)
+        out = TapSum.apply(image, weights, taps)
     return out.reshape(n, input.shape[1], *out_sizes)
