@@ -19,6 +19,14 @@ __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "default_generato
 DEFAULT_SEED = 67280421310721  # PyTorch's default initial seed
 
 
+_draws = [0]  # how many times any generator handed out its stream to draw from
+
+
+def draw_count() -> int:
+    """A count that moves whenever any generator is drawn from (``vmap``'s randomness check)."""
+    return _draws[0]
+
+
 class Generator:
     """A seeded stream of random numbers on one device (``gradlab.Generator('cpu')``)."""
 
@@ -46,7 +54,11 @@ class Generator:
 
     @property
     def rng(self):
-        """The backend's generator object (NumPy ``Generator`` or CuPy's)."""
+        """The backend's generator object (NumPy ``Generator`` or CuPy's), to draw from."""
+        _draws[0] += 1
+        return self._stream()
+
+    def _stream(self):
         rng = self._rng
         if rng is None:
             rng = self._rng = self.device.get_backend().new_generator(self._seed,
@@ -58,13 +70,14 @@ class Generator:
         A stream that drew nothing yet is at its seed (and its device is not touched)."""
         if self._rng is None:
             return {"seed": self._seed, "state": None}
-        return {"seed": self._seed, "state": getattr(self.rng, "bit_generator", None)
-                and self.rng.bit_generator.state}
+        stream = self._stream()
+        return {"seed": self._seed, "state": getattr(stream, "bit_generator", None)
+                and stream.bit_generator.state}
 
     def set_state(self, state: dict) -> Generator:
         self.manual_seed(state["seed"])
         if state.get("state") is not None:
-            self.rng.bit_generator.state = state["state"]
+            self._stream().bit_generator.state = state["state"]
         return self
 
     def __repr__(self) -> str:
@@ -140,7 +153,7 @@ def get_rng_state():
     """
     from .ops.creation import tensor
 
-    bits = default_generator.rng.bit_generator.state
+    bits = default_generator._stream().bit_generator.state
     values = {"seed": default_generator.initial_seed(), "state": bits["state"]["state"],
               "inc": bits["state"]["inc"], "has_uint32": bits["has_uint32"],
               "uinteger": bits["uinteger"]}
@@ -171,6 +184,6 @@ def set_rng_state(new_state) -> None:
         values[key] = sum(v << (32 * i) for i, v in enumerate(flat[pos:pos + count]))
         pos += count
     default_generator.manual_seed(values["seed"])
-    default_generator.rng.bit_generator.state = {
+    default_generator._stream().bit_generator.state = {
         "bit_generator": "PCG64", "state": {"state": values["state"], "inc": values["inc"]},
         "has_uint32": values["has_uint32"], "uinteger": values["uinteger"]}

@@ -210,18 +210,19 @@ def _sample(flat_args: list, flat_dims: list, spec: TreeSpec, index: int) -> tup
 
 def _per_sample(func, size, flat_dims, flat_args, spec, kwargs, name, randomness) -> list:
     start = _rng_states()
+    draws = _random.draw_count()
     outputs = []
     for index in range(size):
         if randomness == "same":
             _set_rng_states(start)  # every sample draws the numbers the first one drew
         outputs.append(func(*_sample(flat_args, flat_dims, spec, index), **kwargs))
-        if randomness == "error" and _rng_states() != start:
+        if randomness == "error" and _random.draw_count() != draws:
             _set_rng_states(start)
             raise RuntimeError(
                 "vmap: called random operation while in randomness error mode. Please either "
                 "use the 'same' or 'different' randomness flags on vmap or perform the "
                 f"randomness operation out of vmap (found in {name}: a random op, or dropout "
-                "in training mode, drew from the default generator)")
+                "in training mode, drew random numbers)")
     return outputs
 
 
