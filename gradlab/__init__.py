@@ -68,6 +68,7 @@ from . import (  # noqa: E402
     accelerator,
     amp,
     compiler,
+    cpu,
     cuda,
     datasets,
     distributions,

@@ -5,9 +5,7 @@ CuPy is imported on the first call that needs it, never at ``import gradlab``.
 
 from __future__ import annotations
 
-import sys as _sys
-
-from .amp import cuda_amp as amp
+from .amp.legacy import namespace as _amp_namespace
 from .backends import device as _device
 from .backends import get_backend
 from .memory import max_memory_allocated as _max_allocated
@@ -20,7 +18,7 @@ __all__ = ["is_available", "device_count", "synchronize", "current_device", "get
            "empty_cache", "manual_seed"]
 
 
-_sys.modules[__name__ + ".amp"] = amp  # `from gradlab.cuda.amp import autocast` works
+amp = _amp_namespace("cuda", __name__)  # the deprecated gradlab.cuda.amp.autocast ...
 
 
 def is_available() -> bool:

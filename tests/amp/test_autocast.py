@@ -332,6 +332,19 @@ def test_old_cuda_amp_spellings_warn():
             GradScaler()
 
 
+def test_old_cpu_amp_spellings_warn_and_work():
+    from gradlab.cpu.amp import GradScaler, autocast
+
+    with pytest.warns(FutureWarning, match=r"gradlab.amp.autocast\('cpu'"):
+        region = autocast()
+    with region:
+        assert (gradlab.ones(2, 2) @ gradlab.ones(2, 2)).dtype is gradlab.bfloat16
+    with pytest.warns(FutureWarning, match="gradlab.cpu.amp.GradScaler"):
+        assert GradScaler().is_enabled()
+    assert gradlab.cpu.device_count() == 1 and gradlab.cpu.is_available()
+    assert gradlab.cpu.current_device() == "cpu" and gradlab.cpu.synchronize() is None
+
+
 @needs_torch
 @pytest.mark.parametrize("dtype", [F16, BF16])
 def test_half_products_on_the_cpu_accumulate_in_float32(dtype):
