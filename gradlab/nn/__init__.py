@@ -5,7 +5,7 @@ file), their ops in :mod:`gradlab.nn.functional`, weight initialisers in
 :mod:`gradlab.nn.init` and gradient utilities in :mod:`gradlab.nn.utils`.
 """
 
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from .modules import *
 from .parameter import *
 from .parameter_lazy import UninitializedBuffer, UninitializedParameter

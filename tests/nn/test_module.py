@@ -396,3 +396,26 @@ def test_multiline_extra_repr_matches_torch():
     ours.child, theirs.child = nn.ReLU(), torch.nn.ReLU()
     assert repr(ours) == repr(theirs)
     assert repr(make(nn.Module)) == repr(make(torch.nn.Module))
+
+
+def test_data_parallel_runs_the_module_on_one_device_with_pytorchs_state_dict_keys():
+    gradlab.manual_seed(0)
+    inner = gradlab.nn.Linear(2, 3)
+    model = gradlab.nn.DataParallel(inner)
+    assert model is not inner and gradlab.nn.parallel.DataParallel is gradlab.nn.DataParallel
+    x = gradlab.randn(4, 2)
+    np.testing.assert_array_equal(model(x).detach().numpy(), inner(x).detach().numpy())
+    assert list(model.state_dict()) == ["module.weight", "module.bias"]
+    assert repr(model).startswith("DataParallel(\n  (module): Linear(")
+    with pytest.raises(NotImplementedError, match="one device"):
+        gradlab.nn.DataParallel(inner, device_ids=[0, 1])
+
+
+@needs_torch
+def test_data_parallel_checkpoints_load_into_torch():
+    model = gradlab.nn.DataParallel(gradlab.nn.Linear(2, 3))
+    theirs = torch.nn.DataParallel(torch.nn.Linear(2, 3))
+    theirs.load_state_dict({k: torch.tensor(v.numpy()) for k, v in model.state_dict().items()})
+    x = np.ones((1, 2), dtype=np.float32)
+    np.testing.assert_allclose(theirs(torch.tensor(x)).detach().numpy(),
+                               model(gradlab.tensor(x)).detach().numpy(), rtol=1e-6)

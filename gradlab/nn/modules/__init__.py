@@ -6,6 +6,7 @@ from .attention import *
 from .container import *
 from .conv import *
 from .ctc_and_margin_losses import *
+from .data_parallel import *
 from .dropout import *
 from .embedding_bag import *
 from .flatten import *
