@@ -447,3 +447,29 @@ def test_lenet_features_match_torch():
     yt.sum().backward()
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-3, atol=1e-3)
+
+
+@needs_torch
+def test_channels_last_conv_weights_lay_out_and_train_as_torchs():
+    """Module.to(memory_format=) and nn.utils.convert_conv2d_weight_memory_format: PyTorch's
+    strides, and the same values after a training step."""
+    rng = np.random.default_rng(5)
+    w, b = rng.normal(size=(4, 3, 3, 3)), rng.normal(size=4)
+    x = rng.normal(size=(2, 3, 6, 6))
+    results = []
+    for lib in (gradlab, torch):
+        conv = lib.nn.Conv2d(3, 4, 3).double()
+        with lib.no_grad():
+            conv.weight.copy_(lib.tensor(w))
+            conv.bias.copy_(lib.tensor(b))
+        model = lib.nn.Sequential(conv, lib.nn.Sequential(lib.nn.ConvTranspose2d(4, 2, 3)))
+        lib.nn.utils.convert_conv2d_weight_memory_format(model, lib.channels_last)
+        moved = lib.nn.Conv2d(3, 4, 3).to(lib.float64, memory_format=lib.channels_last)
+        strides = (conv.weight.stride(), model[1][0].weight.stride(), moved.weight.stride(),
+                   moved.bias.stride())
+        opt = lib.optim.SGD(conv.parameters(), lr=0.1)
+        conv(lib.tensor(x)).square().sum().backward()
+        opt.step()
+        results.append((strides, conv.weight.detach().numpy().copy()))
+    assert results[0][0] == results[1][0]
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12)

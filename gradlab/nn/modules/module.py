@@ -411,7 +411,10 @@ class Module(ModuleHooks, ModuleCheckpoint):
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)`` or ``to(tensor)``; returns self.
 
         Only floating point parameters and buffers change dtype (a step counter stays int).
+        ``memory_format=gradlab.channels_last`` lays out the 4-D and 5-D ones that way, as
+        PyTorch does (see gradlab/memory_layouts.py).
         """
+        layout = kwargs.get("memory_format")
         device, dtype = parse_to_args(args, kwargs, "Module.to()")
         if dtype is not None:
             dtype = _dt.to_dtype(dtype)
@@ -422,6 +425,9 @@ class Module(ModuleHooks, ModuleCheckpoint):
                     "with tensor.to(dtype) instead.")
 
         def convert(t):
+            if layout is not None and t.dim() in (4, 5):
+                return t.to(device, dtype if t.is_floating_point() else None,
+                            memory_format=layout)
             return t.to(device, dtype if t.is_floating_point() else None)
 
         return self._apply(convert)

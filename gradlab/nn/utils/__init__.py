@@ -8,5 +8,6 @@ from .clip_grad import *
 from .convert_parameters import *
 from .fusion import *
 from .init import skip_init
+from .memory_format import *
 from .spectral_norm import remove_spectral_norm, spectral_norm
 from .weight_norm import remove_weight_norm, weight_norm
