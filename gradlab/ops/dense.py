@@ -155,7 +155,9 @@ class Addmm(Function):
             product *= alpha
         if beta == 0:
             return product  # the input is ignored, nan and inf included
-        return product + (input if beta == 1 else beta * input)
+        # (.astype: a Python float times a bfloat16 array comes out float32 in NumPy)
+        return product + (input if beta == 1 else (beta * input).astype(product.dtype,
+                                                                         copy=False))
 
     @staticmethod
     def backward(ctx, grad):

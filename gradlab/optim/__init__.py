@@ -13,6 +13,7 @@ from .adamax import *
 from .adamw import *
 from .asgd import *
 from .lbfgs import *
+from .muon import *
 from .nadam import *
 from .optimizer import *
 from .radam import *

@@ -86,3 +86,12 @@ def test_integer_addmm_keeps_integers():
 def test_errors_name_the_op_and_shapes(call, match):
     with pytest.raises((RuntimeError, TypeError), match=match):
         call()
+
+
+@pytest.mark.parametrize("op,shapes", [("addmm", [(3, 3)] * 3), ("addmv", [(3,), (3, 3), (3,)]),
+                                       ("baddbmm", [(1, 3, 3)] * 3)])
+def test_a_scaled_input_keeps_bfloat16(op, shapes):
+    """beta * input on a bfloat16 array came out float32 (NumPy promotes a Python float with
+    ml_dtypes' bfloat16), so the result was float32."""
+    args = [gradlab.ones(s).to(gradlab.bfloat16) for s in shapes]
+    assert getattr(gradlab, op)(*args, beta=2.0, alpha=0.5).dtype is gradlab.bfloat16
