@@ -20,6 +20,7 @@ import numpy as np
 from . import dtypes as _dt
 from .autograd import function as _function_module
 from .autograd import node as _node_module
+from .autograd import tensor_hooks as _tensor_hooks
 from .autograd.node import gradient_edge
 from .backends import cpu
 from .backends import device as _device
@@ -252,46 +253,9 @@ class Tensor:
             node._retain_hooks = {}
         node._retain_hooks[self._out_index] = _weakref(self)
 
-    def register_hook(self, hook):
-        """Call ``hook(grad)`` when this tensor's gradient is computed.
-
-        The hook may return a new gradient to use instead. Returns a handle
-        whose ``remove()`` unregisters it.
-        """
-        from .utils.hooks import RemovableHandle
-
-        if not self._requires_grad:
-            raise RuntimeError(
-                "cannot register a hook on a tensor that doesn't require gradient")
-        node = self.grad_fn
-        if node is None:
-            if self._hooks is None:
-                self._hooks = {}
-            return RemovableHandle(self._hooks, hook)
-        if node._pre_hooks is None:
-            node._pre_hooks = {}
-        return RemovableHandle(node._pre_hooks.setdefault(self._out_index, {}), hook)
-
-    def register_post_accumulate_grad_hook(self, hook):
-        """Call ``hook(tensor)`` after backward has added into this leaf's ``.grad``.
-
-        For work that wants the finished gradient, e.g. an optimizer step per
-        parameter as soon as its gradient is ready. The hook returns None.
-        Returns a handle whose ``remove()`` unregisters it.
-        """
-        from .utils.hooks import RemovableHandle
-
-        if not self._requires_grad:
-            raise RuntimeError(
-                "cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is not None:
-            raise RuntimeError(
-                f"post accumulate grad hooks cannot be registered on non-leaf tensors (this one "
-                f"was made by '{self.grad_fn.op}'). Fix: register it on the parameter, or use "
-                "register_hook for the gradient flowing through this tensor")
-        if self._post_accumulate_hooks is None:
-            self._post_accumulate_hooks = {}
-        return RemovableHandle(self._post_accumulate_hooks, hook)
+    # (gradient hooks: gradlab/autograd/tensor_hooks.py)
+    register_hook = _tensor_hooks.register_hook
+    register_post_accumulate_grad_hook = _tensor_hooks.register_post_accumulate_grad_hook
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. the graph's leaves into their ``.grad``."""
