@@ -20,8 +20,8 @@ import numpy as np
 from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..tensor import Tensor
-from ._util import autocast_inputs, autocast_once, tangent_sum, unbroadcast
-from .linalg import Matmul, einsum, matrix_product
+from ._util import autocast_inputs, autocast_once, tangent_sum, unbroadcast, widened
+from .linalg import Matmul, _product_dtype, einsum, host_operands, matrix_product
 
 # PyTorch has no torch.linear in its public API, only F.linear.
 __all__ = ["addmm", "addmv", "baddbmm", "addbmm", "bilinear"]
@@ -150,14 +150,15 @@ class Addmm(Function):
     def forward(ctx, input, m1, m2, beta, alpha):
         ctx.save_for_backward(m1, m2)
         ctx.scales = (beta, alpha)
-        product = matrix_product(m1, m2)
+        # Half floats are multiplied, scaled and added in float32 and rounded once at the
+        # end, as PyTorch does (rounding the product first drifts: Muon's iterations show it)
+        dtype = _product_dtype(m1, m2)
+        product = matrix_product(*host_operands(m1, m2))
         if alpha != 1:
             product *= alpha
-        if beta == 0:
-            return product  # the input is ignored, nan and inf included
-        # (.astype: a Python float times a bfloat16 array comes out float32 in NumPy)
-        return product + (input if beta == 1 else (beta * input).astype(product.dtype,
-                                                                         copy=False))
+        if beta != 0:  # (beta = 0 ignores the input, nan and inf included)
+            product += input if beta == 1 else beta * widened(input)
+        return product.astype(dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
