@@ -73,6 +73,7 @@ from . import (  # noqa: E402
     datasets,
     distributions,
     func,
+    jit,
     linalg,
     nn,
     optim,

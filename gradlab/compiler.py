@@ -6,7 +6,10 @@ is an eager engine by design: every op runs as it is called, so the debugger
 and ``gradlab.events`` can show each one. ``compile`` therefore returns the
 model or function unchanged, which keeps ``model = torch.compile(model)`` and
 ``@torch.compile`` working with the same results and gradlab's usual speed.
-(A later graph mode may make this do real work; the signature is PyTorch's.)
+The signature is PyTorch's. For a graph of a model (to print, replay or save),
+use :func:`gradlab.jit.trace`: unlike ``compile``, a trace freezes the
+Python control flow it saw, so it is a deliberate choice rather than a
+drop-in that could silently change what a script computes.
 """
 
 from __future__ import annotations

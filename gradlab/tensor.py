@@ -21,7 +21,9 @@ from . import dtypes as _dt
 from .autograd import function as _function_module
 from .autograd import node as _node_module
 from .autograd import tensor_hooks as _tensor_hooks
+from .autograd.grad_mode import state as _grad_state
 from .autograd.node import gradient_edge
+from .autograd.tracing import recorded as _recorded
 from .backends import cpu
 from .backends import device as _device
 from .size import Size
@@ -262,6 +264,7 @@ class Tensor:
         _engine.backward([self], None if gradient is None else [gradient], retain_graph,
                          create_graph, inputs=inputs)
 
+    @_recorded  # a trace writes detach down (it makes a tensor without an op)
     def detach(self) -> Tensor:
         """The same values (shared memory), cut from the graph."""
         out = Tensor._make(self._data, self._storage, None, 0, False)
@@ -298,9 +301,13 @@ class Tensor:
                 "cannot be converted to a Python number; only one-element tensors can. "
                 "Fix: reduce it first (x.sum(), x.mean()) or index one element (x[0])."
             )
+        if _grad_state.tracer is not None:
+            _grad_state.tracer.note_read(self, "item()")
         return self._host().reshape(()).item()
 
     def tolist(self):
+        if _grad_state.tracer is not None:
+            _grad_state.tracer.note_read(self, "tolist()")
         return self._host().tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -310,6 +317,8 @@ class Tensor:
                 "can't call numpy() on a tensor that requires grad. "
                 "Fix: use tensor.detach().numpy()."
             )
+        if _grad_state.tracer is not None:
+            _grad_state.tracer.note_read(self, "numpy()")
         if self._device is not cpu:
             if not force:
                 raise TypeError(
@@ -323,6 +332,8 @@ class Tensor:
         return self._device.backend.to_numpy(self._data)
 
     def __array__(self, dtype=None, copy=None):
+        if _grad_state.tracer is not None:
+            _grad_state.tracer.note_read(self, "a NumPy conversion")
         arr = self._host()
         if dtype is not None:
             arr = arr.astype(dtype, copy=False)

@@ -113,6 +113,18 @@ class _FunctionMeta(type):
         cls.node_class = type(cls.node_name, (Node,), {
             "__slots__": (), "__module__": cls.__module__,
             "__doc__": f"The backward node of {cls.__qualname__}."})
+        # By name, for saved graphs (gradlab.jit); None where two classes share a name
+        key = f"{cls.__module__}:{cls.__qualname__}"
+        _BY_NAME[key] = cls if key not in _BY_NAME else None
+
+
+_BY_NAME: dict = {}
+
+
+def function_named(ref: str):
+    """The Function subclass called ``module:qualname`` (its module imported already), or
+    None: ops made by a factory (``type(...)``) are found too, which an attribute path can't."""
+    return _BY_NAME.get(ref)
 
 
 class Function(metaclass=_FunctionMeta):
@@ -200,6 +212,8 @@ def _dispatch(fn, args):
     """
     if state.autocast is not None:  # inside gradlab.autocast: cast per the op's rule
         args = _autocast_args(fn, args)
+    if state.tracer is not None:  # inside gradlab.jit.trace: write the call down, then run it
+        return state.tracer.record("op", fn, args)
     # 1. Which arguments are tensors, on which device, and does any need a gradient?
     #    (``fargs``: the arguments as a raw forward sees them, arrays for tensors.)
     device = None

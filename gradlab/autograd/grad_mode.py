@@ -27,6 +27,7 @@ class _State(threading.local):
     in_tangent_rule = False  # computing an op's tangent: its ops emit no events of their own
     autocast = None  # {device type: dtype} while autocast is on (gradlab.amp), else None
     backward_inputs = False  # the running backward was given inputs (autograd.grad ...)
+    tracer = None  # the gradlab.jit tracer recording this thread's calls, else None
 
 
 state = _State()

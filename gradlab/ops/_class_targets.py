@@ -5,7 +5,9 @@ target holds one class index per sample (and position), shape (N, d1, ...).
 Before any loss can be computed, the target must be checked (int64, the
 right shape, every class in [0, C), except those equal to ``ignore_index``),
 and the loss needs, as raw arrays: where each target class sits in the
-scores, which positions are ignored, and each target's class weight.
+scores, which positions are ignored, and each target's class weight. The
+shapes are checked by the public function; the values inside the op's
+forward, which sees the raw target, so a replayed graph checks them too.
 
 That bookkeeping is the same for every loss over class indices, and it is
 plain array work with no derivative in it, so it lives here, apart from the
@@ -27,11 +29,11 @@ def _shape(t) -> tuple:
     return tuple(t.shape)
 
 
-def _check_class_target(op: str, input: Tensor, target, weight, ignore_index):
-    """Validate (N, C, d1, ...) scores against (N, d1, ...) class indices.
+def _check_class_target(op: str, input: Tensor, target, weight) -> None:
+    """Check (N, C, d1, ...) scores against (N, d1, ...) class indices: dtypes and shapes.
 
-    Returns the raw target, the raw weight (or None) and whether any target may
-    equal ``ignore_index`` (it cannot if it lies outside the targets' range).
+    The values (every class in range) are checked by :func:`_class_targets`, inside
+    the loss's forward, so that a replayed graph (``gradlab.jit``) checks them too.
     """
     if not isinstance(target, Tensor) or target.dtype is not _dt.int64:
         what = target.dtype if isinstance(target, Tensor) else type(target).__name__
@@ -44,8 +46,17 @@ def _check_class_target(op: str, input: Tensor, target, weight, ignore_index):
         raise ValueError(
             f"{op}: target shape {_shape(target)} doesn't match input {_shape(input)}: class "
             f"indices need the input's shape without the class dim 1, i.e. {tuple(want)}")
-    classes = input.shape[1]
-    t = target._data
+    if weight is not None and _shape(weight) != (input.shape[1],):
+        raise ValueError(f"{op}: weight must have one entry per class, shape "
+                         f"({input.shape[1]},), got {_shape(weight)} (input {_shape(input)})")
+
+
+def _class_targets(op: str, xp, scores, t, weight, ignore_index) -> _ClassTargets:
+    """The raw targets ``t`` of raw ``scores``, range-checked and prepared for the loss.
+
+    Raises IndexError for a class outside [0, C) that is not ``ignore_index``.
+    """
+    classes = scores.shape[1]
     maybe_ignored = False
     if t.size:
         low, high = int(t.min()), int(t.max())
@@ -59,15 +70,10 @@ def _check_class_target(op: str, input: Tensor, target, weight, ignore_index):
                     f", or equal ignore_index={ignore_index} to be skipped"
                 raise IndexError(
                     f"{op}: target has class {int(bad.reshape(-1)[0])} but input has {classes} "
-                    f"classes (input {_shape(input)}, target {_shape(target)}); classes must be "
-                    f"in [0, {classes - 1}]{skip}")
-    w = None
-    if weight is not None:
-        if _shape(weight) != (classes,):
-            raise ValueError(f"{op}: weight must have one entry per class, shape ({classes},), "
-                             f"got {_shape(weight)} (input {_shape(input)})")
-        w = weight._data.astype(input._data.dtype, copy=False)
-    return t, w, maybe_ignored
+                    f"classes (input {tuple(scores.shape)}, target {tuple(t.shape)}); classes "
+                    f"must be in [0, {classes - 1}]{skip}")
+    w = None if weight is None else weight.astype(scores.dtype, copy=False)
+    return _ClassTargets(xp, t, w, ignore_index, maybe_ignored, scores.dtype)
 
 
 class _ClassTargets:

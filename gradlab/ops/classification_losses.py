@@ -23,7 +23,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from ._class_targets import (
     _check_class_target,
-    _ClassTargets,
+    _class_targets,
     _mean_divisor,
     _reduce_tangent,
     _reduce_weighted,
@@ -67,10 +67,9 @@ class CrossEntropy(Function):
     name = "cross_entropy"
 
     @staticmethod
-    def forward(ctx, a, target, targets, reduction, smoothing):
-        # ``target`` (the raw class indices) only rides along so that the graph and the
-        # OpForward event show it; the work uses ``targets``, prepared once by the caller.
+    def forward(ctx, a, target, weight, ignore_index, reduction, smoothing):
         xp = xp_for(a)
+        targets = _class_targets("cross_entropy", xp, a, target, weight, ignore_index)
         shifted = a - a.max(axis=1, keepdims=True)
         e = xp.exp(shifted)
         sum_e = e.sum(axis=1, keepdims=True)
@@ -94,7 +93,7 @@ class CrossEntropy(Function):
     def backward(ctx, grad):
         a, e, sum_e = ctx.saved_tensors
         return CrossEntropyBackward.apply(grad, a, e, sum_e, ctx.targets, ctx.reduction,
-                                          ctx.smoothing), None, None, None, None
+                                          ctx.smoothing), None, None, None, None, None
 
     @staticmethod
     def jvp(ctx, ta, *_):
@@ -224,15 +223,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
         input = input.unsqueeze(0)
         if isinstance(target, Tensor):
             target = target.reshape(1) if target.ndim == 0 else target.unsqueeze(0)
-    t, w, maybe = _check_class_target("cross_entropy", input, target, weight, ignore_index)
-    targets = _ClassTargets(xp_for(t), t, w, ignore_index, maybe, input._data.dtype)
-    out = CrossEntropy.apply(input, _shown(target), targets, reduction, float(label_smoothing))
+    _check_class_target("cross_entropy", input, target, weight)
+    out = CrossEntropy.apply(input, target, weight, ignore_index, reduction,
+                             float(label_smoothing))
     return out if batched or reduction != "none" else out.reshape(())
-
-
-def _shown(target):
-    """The target as the op's argument, so that graphs and events show it (tensors only)."""
-    return target if isinstance(target, Tensor) else None
 
 
 def _logits(op: str, input) -> Tensor:
@@ -295,7 +289,8 @@ class NllLoss(Function):
     tangent_rule = "linear"
 
     @staticmethod
-    def forward(ctx, a, target, targets, reduction):  # target: shown only (see CrossEntropy)
+    def forward(ctx, a, target, weight, ignore_index, reduction):
+        targets = _class_targets("nll_loss", xp_for(a), a, target, weight, ignore_index)
         ctx.targets, ctx.reduction = targets, reduction
         return _reduce_weighted(_ignoring(xp_for(a), targets, -a[targets.key]), targets,
                                 reduction)
@@ -313,7 +308,7 @@ class NllLoss(Function):
         if targets.keep is not None:  # ignored rows: exactly 0, even for a NaN grad (PyTorch)
             src = where(as_tensor(targets.keep.reshape(index.shape), device=grad.device), src, 0.0)
         empty = zeros(ctx.input_shapes[0], dtype=grad.dtype, device=grad.device)
-        return Scatter.apply(empty, 1, index, src.expand(index.shape)), None, None, None
+        return Scatter.apply(empty, 1, index, src.expand(index.shape)), None, None, None, None
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
@@ -330,9 +325,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
         input = input.unsqueeze(0)
         if isinstance(target, Tensor):
             target = target.reshape(1) if target.ndim == 0 else target.unsqueeze(0)
-    t, w, maybe = _check_class_target("nll_loss", input, target, weight, ignore_index)
-    targets = _ClassTargets(xp_for(t), t, w, ignore_index, maybe, input._data.dtype)
-    out = NllLoss.apply(input, _shown(target), targets, reduction)
+    _check_class_target("nll_loss", input, target, weight)
+    out = NllLoss.apply(input, target, weight, ignore_index, reduction)
     return out if batched or reduction != "none" else out.reshape(())
 
 
@@ -359,7 +353,8 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     if weight is not None and weight.ndim != 1:
         raise ValueError(f"{op}: weight must be one-dimensional (one per class), got shape "
                          f"{_shape(weight)}")
-    _, w, _ = _check_class_target(op, input, target, weight, ignore_index=None)
+    _check_class_target(op, input, target, weight)
+    _class_targets(op, xp_for(target._data), input._data, target._data, None, None)  # range
     index = target.unsqueeze(1)
     z = (margin - input.gather(1, index) + input).clamp(min=0)
     if p == 2:
@@ -367,7 +362,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     classes = input.shape[1]
     others = arange(classes, device=input.device) != index  # j ≠ y: the target adds nothing
     loss = where(others, z, 0.0).sum(1) / classes  # not z * others: NaN·0 would leak
-    if w is not None:
+    if weight is not None:
         loss = loss * weight.to(input.dtype)[target]
     loss = loss if batched else loss.reshape(())
     return apply_reduction(loss, reduction)

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from .. import dtypes as _dt
+from ..autograd.tracing import recorded
 from ..backends import cpu, default_device
 from ..backends import device as as_device
 from ..storage import Storage
@@ -127,6 +128,7 @@ def _new(array, dev, requires_grad=False) -> Tensor:
     return t
 
 
+@recorded
 def tensor(data, *, dtype=None, device=None, requires_grad=False,
            name: str | None = None) -> Tensor:
     """A new tensor with a copy of ``data`` (a number, nested list, array or tensor).
@@ -141,6 +143,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False,
     return t
 
 
+@recorded
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """Like ``tensor``, but shares memory with ``data`` when no conversion is needed."""
     if isinstance(data, Tensor):
@@ -191,21 +194,25 @@ def _filled(shape, value, dtype, device, requires_grad) -> Tensor:
     return _new(arr, dev, requires_grad)
 
 
+@recorded
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _filled(_size(size), 0, _dt.to_dtype(dtype or _dt.get_default_dtype()), device,
                    requires_grad)
 
 
+@recorded
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _filled(_size(size), 1, _dt.to_dtype(dtype or _dt.get_default_dtype()), device,
                    requires_grad)
 
 
+@recorded
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uninitialised in PyTorch; gradlab fills with zeros so results never depend on garbage."""
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+@recorded
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     if dtype is None:
         dtype = _dt.result_type(fill_value)
@@ -218,6 +225,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     return _filled(_size((size,)), fill_value, dtype, device, requires_grad)
 
 
+@recorded
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``[start, end)`` in steps of ``step``; int64 for integer arguments, else float."""
     if end is None:
@@ -251,12 +259,14 @@ def _on_device(host_array, device, requires_grad=False) -> Tensor:
     return _new(arr, dev, requires_grad)
 
 
+@recorded
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     dtype = _dt.to_dtype(dtype or _dt.get_default_dtype())
     arr = np.linspace(_number(start), _number(end), int(steps), dtype=np.float64)
     return _on_device(arr.astype(dtype.np), device, requires_grad)
 
 
+@recorded
 def eye(n: int, m: int | None = None, *, dtype=None, device=None,
         requires_grad=False) -> Tensor:
     dtype = _dt.to_dtype(dtype or _dt.get_default_dtype())
@@ -268,18 +278,22 @@ def _like(fn, t: Tensor, dtype, device, requires_grad, **kw) -> Tensor:
               requires_grad=requires_grad, **kw)
 
 
+@recorded
 def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _like(zeros, input, dtype, device, requires_grad)
 
 
+@recorded
 def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _like(ones, input, dtype, device, requires_grad)
 
 
+@recorded
 def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _like(empty, input, dtype, device, requires_grad)
 
 
+@recorded
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None,
               requires_grad=False) -> Tensor:
     return full(tuple(input.shape), fill_value, dtype=dtype or input.dtype,

@@ -38,7 +38,11 @@ def _index_tensor(op: str, index, input: Tensor):
         what = index.dtype if isinstance(index, Tensor) else type(index).__name__
         raise TypeError(f"{op}: index must be an int64 (or int32) tensor, got {what}. "
                         "Fix: gradlab.tensor(idx) or idx.long()")
-    return index.to(input.device)._data
+    return index.to(input.device)
+
+
+# The ops below take the index as a tensor argument, not as its array: their forward sees
+# the array all the same, and graphs, events and traces see which tensor chose the places.
 
 
 # --- gather and scatter: one value per index entry -------------------------------------------
@@ -165,15 +169,16 @@ def _check_dims(op, input, dim, idx, src=None) -> int:
 def gather(input, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
     """Pick along ``dim`` one value per index entry: ``out[i][j] = input[i][index[i][j]]``
     for dim 1. The output has the index's shape."""
-    idx = _index_tensor("gather", index, input)
-    dim = _check_dims("gather", input, dim, idx)
-    if input.ndim == 0 or idx.ndim == 0:  # 0-d and 1-d mix, as in PyTorch
-        return Gather.apply(input.reshape(-1), 0, idx.reshape(-1)).reshape(idx.shape)
-    return Gather.apply(input, dim, idx)
+    ids = _index_tensor("gather", index, input)
+    dim = _check_dims("gather", input, dim, ids._data)
+    if input.ndim == 0 or ids.ndim == 0:  # 0-d and 1-d mix, as in PyTorch
+        return Gather.apply(input.reshape(-1), 0, ids.reshape(-1)).reshape(ids.shape)
+    return Gather.apply(input, dim, ids)
 
 
 def _scatter_args(op, input, dim, index, src):
-    idx = _index_tensor(op, index, input)
+    ids = _index_tensor(op, index, input)
+    idx = ids._data
     if isinstance(src, Tensor):
         if src.dtype is not input.dtype:
             raise RuntimeError(f"{op}: src has dtype {src.dtype} but the tensor has "
@@ -184,7 +189,7 @@ def _scatter_args(op, input, dim, index, src):
     dim = _check_dims(op, input, dim, idx, src if isinstance(src, Tensor) else None)
     if input.ndim == 0:
         raise RuntimeError(f"{op}: needs a tensor with at least 1 dim, got a 0-d tensor")
-    return dim, idx, src
+    return dim, ids, src
 
 
 def scatter(input, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
@@ -292,7 +297,7 @@ class IndexAdd(Function):
 
 
 def _vector_index(op, index, input, dim):
-    idx = _index_tensor(op, index, input)
+    idx = _index_tensor(op, index, input)._data
     if idx.ndim > 1:
         raise IndexError(f"{op}: the index must be 1-D (a list of positions), got shape "
                          f"{tuple(idx.shape)}")

@@ -37,6 +37,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
+from ..autograd.tracing import recorded
 from ..autograd.views import rebase_view, replay_view, steps_from_base
 from ..storage import Storage
 from ..tensor import Tensor
@@ -60,6 +61,7 @@ def _inplace_form(op: type[Function]) -> type[Function]:
     return cls
 
 
+@recorded
 def apply_inplace(op: type[Function], target: Tensor, *args, convert: bool = True) -> Tensor:
     """Run ``op`` on ``(target, *args)`` in place, as described in the module docstring.
 
@@ -80,6 +82,7 @@ def apply_inplace(op: type[Function], target: Tensor, *args, convert: bool = Tru
                      args)
 
 
+@recorded
 def apply_inplace_fn(name: str, target: Tensor, fn, *args, convert: bool = True,
                      **kwargs) -> Tensor:
     """``target`` becomes ``fn(target, *args, **kwargs)``, in place: ``apply_inplace`` for an

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.grad_mode import state
+from ..autograd.tracing import recorded
 from ..tensor import Tensor
 from ._util import wrap_dim
 from .inplace import _check_target
@@ -31,6 +32,7 @@ __all__: list = []  # methods only, as in PyTorch
 TENSOR_METHODS = ["t_", "transpose_", "swapaxes_", "swapdims_", "squeeze_", "unsqueeze_"]
 
 
+@recorded
 def t_(input: Tensor) -> Tensor:
     """Transpose a matrix in place (a 1-D or 0-D tensor stays as it is)."""
     out = _reshape_in_place("t_", input, t)
@@ -38,6 +40,7 @@ def t_(input: Tensor) -> Tensor:
     return _finish(input, out, undo)
 
 
+@recorded
 def transpose_(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap dims ``dim0`` and ``dim1`` in place."""
     d0 = wrap_dim(dim0, input.ndim, "transpose_")
@@ -55,6 +58,7 @@ def swapdims_(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return transpose_(input, dim0, dim1)
 
 
+@recorded
 def unsqueeze_(input: Tensor, dim: int) -> Tensor:
     """Insert a size-1 dim at ``dim``, in place."""
     d = wrap_dim(dim, input.ndim + 1, "unsqueeze_")
@@ -62,6 +66,7 @@ def unsqueeze_(input: Tensor, dim: int) -> Tensor:
     return _finish(input, out, ((Squeeze, ((d,),), 0),))
 
 
+@recorded
 def squeeze_(input: Tensor, dim=None) -> Tensor:
     """Remove size-1 dims (all, or those in ``dim`` that have size 1), in place."""
     shape = input._data.shape

@@ -140,7 +140,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
             raise ValueError(f"embedding: padding_idx={padding_idx} must be within "
                              f"num_embeddings={num} (in [{-num}, {num - 1}])")
         padding_idx = padding_idx % num
-    indices = input.to(weight.device)._data
+    ids = input.to(weight.device)
+    indices = ids._data
     if indices.size:
         low, high = int(indices.min()), int(indices.max())
         if low < 0 or high >= num:
@@ -151,7 +152,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
                              f"largest id")
     if max_norm is not None:
         _renorm_(weight, indices, float(max_norm), float(norm_type))
-    return Embedding.apply(weight, indices, padding_idx, bool(scale_grad_by_freq))
+    # (ids as a tensor: the op's forward sees its array, and graphs, events and traces see
+    # which tensor chose the rows)
+    return Embedding.apply(weight, ids, padding_idx, bool(scale_grad_by_freq))
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..autograd.function import Function
+from ..autograd.tracing import recorded
 from ..backends import default_device
 from ..backends import device as as_device
 from ..random import get_generator
@@ -48,6 +49,7 @@ def _sampling_dtype(op: str, dtype):
     return dtype.np if dtype in (_dt.float32, _dt.float64) else np.float32
 
 
+@recorded
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform on [0, 1)."""
     def sample(rng, shape, d):
@@ -56,6 +58,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
     return _random(sample, _size(size), dtype, device, generator, requires_grad)
 
 
+@recorded
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal: mean 0, variance 1."""
     def sample(rng, shape, d):
@@ -65,6 +68,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -
     return _random(sample, _size(size), dtype, device, generator, requires_grad)
 
 
+@recorded
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False) -> Tensor:
     """Integers uniform on ``[low, high)``; ``randint(high, size)`` starts at 0."""
@@ -88,6 +92,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
                    _size((size,)), dtype, device, generator, requires_grad)
 
 
+@recorded
 def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
     """A random permutation of ``0 .. n-1``."""
     dtype = _dt.to_dtype(dtype or _dt.int64)
@@ -171,6 +176,7 @@ def _check_weights(op, xp, weights, shape) -> None:
             "to draw")
 
 
+@recorded
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
            requires_grad=False) -> Tensor:
     """Normal samples: ``normal(mean, std, size)`` for numbers, elementwise for tensors."""
@@ -225,16 +231,19 @@ _NORMAL_NODE_NAMES = {(True, False): "NormalBackward1", (False, True): "NormalBa
                       (True, True): "NormalBackward3"}
 
 
+@recorded
 def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
               generator=None) -> Tensor:
     return _like(rand, input, dtype, device, requires_grad, generator=generator)
 
 
+@recorded
 def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
                generator=None) -> Tensor:
     return _like(randn, input, dtype, device, requires_grad, generator=generator)
 
 
+@recorded
 def randint_like(input: Tensor, low, high=None, *, dtype=None, device=None,
                  generator=None) -> Tensor:
     if high is None:

@@ -215,7 +215,8 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     value out wherever something lands."""
     _check_reduce("scatter_reduce", reduce, ("sum", "prod", "mean", "amax", "amin"))
     _check_source("scatter_reduce", input, src)
-    idx = _index_tensor("scatter_reduce", index, input)
+    ids = _index_tensor("scatter_reduce", index, input)
+    idx = ids._data
     if src.ndim != idx.ndim:
         raise RuntimeError(f"scatter_reduce: src (shape {tuple(src.shape)}) must have as many "
                            f"dims as the index (shape {tuple(idx.shape)})")
@@ -226,7 +227,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     dim = _check_dims("scatter_reduce", input, dim, idx, src)
     if tuple(src.shape) != idx.shape:  # only the part the index covers takes part
         src = src[tuple(slice(0, s) for s in idx.shape)]
-    return ScatterReduce.apply(input, dim, idx, src, reduce, bool(include_self))
+    return ScatterReduce.apply(input, dim, ids, src, reduce, bool(include_self))
 
 
 def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
