@@ -76,6 +76,7 @@ from . import (  # noqa: E402
     jit,
     linalg,
     nn,
+    onnx,
     optim,
     return_types,
     special,

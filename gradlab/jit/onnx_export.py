@@ -1,0 +1,537 @@
+"""``gradlab.onnx.export``: a traced graph as an ONNX model, for Netron, onnxruntime and friends.
+
+Export traces the model (in eval mode, as PyTorch's exporter does), then
+writes each node of the graph as ONNX operators: ``linear`` becomes
+``Gemm``, ``convolution`` ``Conv``, ``batch_norm`` ``BatchNormalization``
+and so on, one small function per op in :data:`CONVERTERS`. Parameters and
+buffers become initializers under their ``state_dict`` names. Shapes are the
+example's: every reshape and pool size is known, so the ONNX graph is fully
+static (``dynamic_axes`` is not supported).
+
+An op without a converter stops the export with the op's name, the module
+that ran it and the list of ops that export; the common layers of MLPs,
+CNNs, recurrent and attention models are covered. The ``onnx`` package is an
+optional dependency (``pip install 'gradlab[onnx]'``), imported only here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..nn.modules.module import Module
+from .graph import Graph, Node, Value, leaves
+from .traced import trace
+
+__all__ = ["export", "ExportError", "CONVERTERS"]
+
+OPSETS = range(17, 21)  # LayerNormalization needs 17; Gelu is native from 20
+
+
+def export(model, args, f, *, input_names=None, output_names=None, opset_version: int = 17,
+           dynamic_axes=None, verbose: bool = False) -> None:
+    """Trace ``model`` (a module or function) on ``args`` (a tensor or a tuple of them) and
+    write it to ``f`` (a path or a binary file object) as an ONNX model.
+
+    ``input_names``/``output_names`` name the graph's inputs and outputs (default: the
+    forward's parameter names, and ``output``, ``output1`` ...). A module is exported in
+    eval mode (dropout off, BatchNorm on its running statistics) and put back as it was.
+    """
+    onnx = _onnx()
+    if dynamic_axes:
+        raise NotImplementedError(
+            "onnx.export: dynamic_axes is not supported: a gradlab graph is traced for the "
+            "example's shapes (every reshape and pool size is fixed). Fix: export once per "
+            "input shape you need")
+    if opset_version not in OPSETS:
+        raise ValueError(f"onnx.export: opset_version {opset_version} is not supported; "
+                         f"gradlab writes opsets {OPSETS.start} to {OPSETS.stop - 1}")
+    was_training = isinstance(model, Module) and model.training
+    if isinstance(model, Module):
+        model.eval()
+    try:
+        traced = trace(model, args, check_trace=False)
+    finally:
+        if was_training:
+            model.train()
+    graph = traced.graph
+    constants = [get() for get in traced._graphs[traced._example_key][1]]
+    proto = _Builder(onnx, graph, constants, opset_version).build(input_names, output_names)
+    onnx.checker.check_model(proto)
+    if verbose:
+        print(onnx.helper.printable_graph(proto.graph))
+    data = proto.SerializeToString()
+    if hasattr(f, "write"):
+        f.write(data)
+    else:  # all or nothing, as checkpoints are written
+        from pathlib import Path
+
+        from ..serialization import _atomic_write
+        _atomic_write(Path(f), data, {})
+
+
+def _onnx():
+    try:
+        import onnx
+    except ImportError:
+        raise ImportError("onnx.export needs the onnx package: pip install 'gradlab[onnx]' "
+                          "(or pip install onnx)") from None
+    return onnx
+
+
+class ExportError(RuntimeError):
+    """An op or an argument that ONNX export cannot write."""
+
+
+class _Builder:
+    """Builds the ONNX graph: names for values, initializers, and the nodes."""
+
+    def __init__(self, onnx, graph: Graph, constants: list, opset: int) -> None:
+        self.onnx, self.graph, self.opset = onnx, graph, opset
+        self.helper = onnx.helper
+        self.nodes: list = []
+        self.initializers: list = []
+        self.names: dict = {}  # Value index -> ONNX name
+        self._count = 0
+        for (value, _, kind), t in zip(graph.constants, constants):
+            name = value.name if kind != "constant" else f"constant.{value.name}"
+            self.names[value.index] = name
+            self.initializers.append(self._tensor(name, t.detach().cpu().numpy()))
+
+    # --- helpers the converters use ------------------------------------------------------
+    def name(self, value: Value) -> str:
+        if value.index not in self.names:
+            self.names[value.index] = f"t{value.name}" if value.name.isdigit() else value.name
+        return self.names[value.index]
+
+    def fresh(self, hint: str) -> str:
+        self._count += 1
+        return f"{hint}.{self._count}"
+
+    def const(self, array, hint: str = "const") -> str:
+        name = self.fresh(hint)
+        self.initializers.append(self._tensor(name, np.asarray(array)))
+        return name
+
+    def scalar_like(self, number, value: Value) -> str:
+        return self.const(np.asarray(number, dtype=value.dtype.np), "scalar")
+
+    def ints(self, values) -> str:
+        return self.const(np.asarray(list(values), dtype=np.int64), "shape")
+
+    def emit(self, op_type: str, inputs: list, outputs: list | None = None, **attrs) -> list:
+        outputs = outputs or [self.fresh(op_type.lower())]
+        self.nodes.append(self.helper.make_node(op_type, inputs, outputs, **attrs))
+        return outputs
+
+    def _tensor(self, name: str, array: np.ndarray):
+        if array.dtype.kind == "V" or str(array.dtype) == "bfloat16":
+            raise ExportError(f"onnx.export: {name} is bfloat16, which gradlab does not write "
+                              "to ONNX. Fix: model.float() before exporting")
+        return self.onnx.numpy_helper.from_array(np.ascontiguousarray(array), name)
+
+    def elem_type(self, value: Value) -> int:
+        return self.helper.np_dtype_to_tensor_dtype(np.dtype(value.dtype.np))
+
+    # --- the graph -----------------------------------------------------------------------
+    def build(self, input_names, output_names):
+        graph, helper = self.graph, self.helper
+        if input_names is not None:
+            if len(input_names) != len(graph.inputs):
+                raise ValueError(f"onnx.export: {len(input_names)} input_names for "
+                                 f"{len(graph.inputs)} inputs")
+            for v, name in zip(graph.inputs, input_names):
+                self.names[v.index] = name
+        inputs = [helper.make_tensor_value_info(self.name(v), self.elem_type(v), list(v.shape))
+                  for v in graph.inputs]
+        for node in graph.nodes:
+            self._convert(node)
+        results = leaves(graph.outputs)
+        if not results or len(results) != len(_flat(graph.outputs)):
+            raise ExportError("onnx.export: the model must return a tensor or a tuple/list of "
+                              "tensors")
+        names = list(output_names or [])
+        if names and len(names) != len(results):
+            raise ValueError(f"onnx.export: {len(names)} output_names for {len(results)} "
+                             "outputs")
+        outputs = []
+        for i, v in enumerate(results):
+            want = names[i] if names else ("output" if i == 0 else f"output{i}")
+            self.emit("Identity", [self.name(v)], [want])
+            outputs.append(helper.make_tensor_value_info(want, self.elem_type(v),
+                                                         list(v.shape)))
+        onnx_graph = helper.make_graph(self.nodes, "gradlab", inputs, outputs, self.initializers)
+        return helper.make_model(onnx_graph, producer_name="gradlab",
+                                 opset_imports=[helper.make_opsetid("", self.opset)])
+
+    def _convert(self, node: Node) -> None:
+        op, args = node.op, node.args
+        if node.kind == "call" and node.target.__name__ == "apply_inplace":
+            op, args = args[0].name, args[1:]  # x += y: the out-of-place op, into x's place
+        elif node.kind == "call" and node.target.__name__ in _FACTORIES:
+            self._factory(node)
+            return
+        convert = CONVERTERS.get(op)
+        if convert is None:
+            where = f" (in module {node.module})" if node.module else ""
+            raise ExportError(
+                f"onnx.export: no ONNX form for the op {op}{where}. Ops that export: "
+                f"{', '.join(sorted(CONVERTERS))}. Fix: run that part outside the exported "
+                "model, or write it with ops from the list")
+        out = leaves(node.outputs)
+        names = convert(self, args, out)
+        for value, name in zip(out, names):
+            if name is not None:
+                self.names[value.index] = name
+
+    def _factory(self, node: Node) -> None:
+        """zeros, ones, arange ...: deterministic, so their values become initializers."""
+        result = node.target(*node.args, **node.kwargs)
+        (value,) = leaves(node.outputs)
+        self.names[value.index] = self.const(result.numpy(), node.op)
+
+
+_FACTORIES = {"zeros", "ones", "full", "empty", "arange", "linspace", "eye", "zeros_like",
+              "ones_like", "empty_like", "full_like", "tensor", "as_tensor"}
+
+
+def _flat(structure) -> list:
+    if isinstance(structure, (tuple, list)):
+        return [x for s in structure for x in _flat(s)]
+    return [structure]
+
+
+# --- converters: (builder, the node's arguments, its result Values) -> ONNX names ----------
+
+def _operand(b: _Builder, x, like: Value) -> str:
+    return b.name(x) if isinstance(x, Value) else b.scalar_like(x, like)
+
+
+def _binary(op_type: str):
+    def convert(b, args, out):
+        a, c = args[0], args[1]
+        return b.emit(op_type, [_operand(b, a, out[0]), _operand(b, c, out[0])])
+    return convert
+
+
+def _unary(op_type: str, **attrs):
+    def convert(b, args, out):
+        return b.emit(op_type, [b.name(args[0])], **attrs)
+    return convert
+
+
+def _reshape(b, args, out):
+    return b.emit("Reshape", [b.name(args[0]), b.ints(out[0].shape)])
+
+
+def _identity(b, args, out):
+    return [b.name(args[0])]
+
+
+def _linear(b, args, out):
+    x, w, bias = args
+    if len(x.shape) == 2:
+        inputs = [b.name(x), b.name(w)] + ([b.name(bias)] if bias is not None else [])
+        return b.emit("Gemm", inputs, transB=1)
+    (wt,) = b.emit("Transpose", [b.name(w)], perm=[1, 0])
+    (y,) = b.emit("MatMul", [b.name(x), wt])
+    return b.emit("Add", [y, b.name(bias)]) if bias is not None else [y]
+
+
+def _window_attrs(geo, spatial_rank: int) -> dict:
+    """kernel, strides, dilations, pads of a gradlab geometry, for 1 or 2 spatial dims."""
+    keep = slice(2 - spatial_rank, None)  # a 1-D op is a 2-D one with H = 1
+    pads = geo.pads[keep]
+    return {"kernel_shape": list(geo.kernel[keep]), "strides": list(geo.stride[keep]),
+            "dilations": list(geo.dilation[keep]),
+            "pads": [p[0] for p in pads] + [p[1] for p in pads]}
+
+
+def _convolution(b, args, out):
+    x, w, bias, geo = args
+    attrs = _window_attrs(geo, len(x.shape) - 2)
+    inputs = [b.name(x), b.name(w)] + ([b.name(bias)] if bias is not None else [])
+    return b.emit("Conv", inputs, group=geo.groups, **attrs)
+
+
+def _pool_input(b, x: Value, attrs: dict) -> str:
+    """Negative end pads (gradlab crops what no window reaches) become a Slice first."""
+    rank = len(attrs["kernel_shape"])
+    ends = attrs["pads"][rank:]
+    name = b.name(x)
+    if any(p < 0 for p in ends):
+        axes = list(range(len(x.shape) - rank, len(x.shape)))
+        stops = [x.shape[a] + min(p, 0) for a, p in zip(axes, ends)]
+        (name,) = b.emit("Slice", [name, b.ints([0] * rank), b.ints(stops), b.ints(axes)])
+        attrs["pads"] = attrs["pads"][:rank] + [max(p, 0) for p in ends]
+    return name
+
+
+def _max_pool(b, args, out):
+    x, geo = args[0], args[1]
+    if len(args) > 2 and args[2]:
+        raise ExportError("onnx.export: max pooling with return_indices=True is not exported")
+    attrs = _window_attrs(geo, len(x.shape) - 2)
+    return b.emit("MaxPool", [_pool_input(b, x, attrs)], **attrs)
+
+
+def _avg_pool(b, args, out):
+    x, geo, divisor = args
+    rank = len(x.shape) - 2
+    attrs = _window_attrs(geo, rank)
+    name = _pool_input(b, x, attrs)
+    attrs.pop("dilations")
+    divisor = np.asarray(divisor, dtype=np.float64)
+    divisor = np.broadcast_to(divisor.reshape(divisor.shape[-rank:]) if divisor.ndim > rank
+                              else divisor, out[0].shape[-rank:])  # (1-D pools: (1, L))
+    for include in (1, 0):  # which ONNX counting gives gradlab's divisors?
+        if np.array_equal(_onnx_divisors(x.shape[-rank:], attrs, include), divisor):
+            return b.emit("AveragePool", [name], count_include_pad=include, **attrs)
+    raise ExportError("onnx.export: this average pool divides by counts ONNX's AveragePool "
+                      "cannot express (divisor_override, or ceil_mode windows)")
+
+
+def _onnx_divisors(size, attrs, include_pad: int) -> np.ndarray:
+    """The divisor of each output window of ONNX's AveragePool, computed on ones."""
+    rank = len(size)
+    pads = attrs["pads"]
+    k, s = attrs["kernel_shape"], attrs["strides"]
+    inside = np.pad(np.ones(size), [(pads[i], pads[i + rank]) for i in range(rank)],
+                    constant_values=float(include_pad))
+    out = [(inside.shape[i] - k[i]) // s[i] + 1 for i in range(rank)]
+    counts = np.empty(out)
+    for index in np.ndindex(*out):
+        window = tuple(slice(index[i] * s[i], index[i] * s[i] + k[i]) for i in range(rank))
+        counts[index] = inside[window].sum()
+    return counts
+
+
+def _batch_norm(b, args, out):
+    x, weight, bias, mean, var, training, _momentum, eps = args
+    if training or mean is None:
+        raise ExportError("onnx.export: batch_norm on batch statistics (training mode, or "
+                          "track_running_stats=False) is not exported; export in eval mode")
+    channels = x.shape[1]
+    scale = b.name(weight) if weight is not None else b.const(np.ones(channels, x.dtype.np))
+    shift = b.name(bias) if bias is not None else b.const(np.zeros(channels, x.dtype.np))
+    return b.emit("BatchNormalization", [b.name(x), scale, shift, b.name(mean), b.name(var)],
+                  epsilon=float(eps))
+
+
+def _layer_norm(b, args, out):
+    x, weight, bias, k, eps = args
+    shape = x.shape[-k:]
+    scale = b.name(weight) if weight is not None else b.const(np.ones(shape, x.dtype.np))
+    inputs = [b.name(x), scale] + ([b.name(bias)] if bias is not None else [])
+    return b.emit("LayerNormalization", inputs, axis=-k, epsilon=float(eps))
+
+
+def _gelu(b, args, out):
+    x, approximate = args
+    if b.opset >= 20:
+        return b.emit("Gelu", [b.name(x)], approximate=approximate)
+    half, one = b.scalar_like(0.5, x), b.scalar_like(1.0, x)
+    if approximate == "tanh":  # 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³)))
+        (cube,) = b.emit("Mul", [b.name(x), b.emit("Mul", [b.name(x), b.name(x)])[0]])
+        (inner,) = b.emit("Add", [b.name(x), b.emit("Mul", [cube, b.scalar_like(0.044715, x)])[0]])
+        (t,) = b.emit("Tanh", [b.emit("Mul", [inner, b.scalar_like(math.sqrt(2 / math.pi),
+                                                                      x)])[0]])
+    else:  # 0.5 x (1 + erf(x / √2))
+        (t,) = b.emit("Erf", [b.emit("Div", [b.name(x), b.scalar_like(math.sqrt(2), x)])[0]])
+    (gate,) = b.emit("Mul", [half, b.emit("Add", [one, t])[0]])
+    return b.emit("Mul", [b.name(x), gate])
+
+
+def _elu(b, args, out):
+    x, alpha, scale, input_scale = args
+    if input_scale != 1:
+        raise ExportError("onnx.export: elu with input_scale != 1 is not exported")
+    if scale == 1:
+        return b.emit("Elu", [b.name(x)], alpha=float(alpha))
+    return b.emit("Selu", [b.name(x)], alpha=float(alpha), gamma=float(scale))
+
+
+def _softplus(b, args, out):
+    x, beta, _threshold = args
+    if beta == 1:
+        return b.emit("Softplus", [b.name(x)])
+    (scaled,) = b.emit("Mul", [b.name(x), b.scalar_like(beta, x)])
+    return b.emit("Div", [b.emit("Softplus", [scaled])[0], b.scalar_like(beta, x)])
+
+
+def _silu(b, args, out):
+    return b.emit("Mul", [b.name(args[0]), b.emit("Sigmoid", [b.name(args[0])])[0]])
+
+
+def _clamp(b, args, out):
+    x, lo, hi = args
+    return b.emit("Clip", [b.name(x), "" if lo is None else _operand(b, lo, x),
+                           "" if hi is None else _operand(b, hi, x)])
+
+
+def _softmax(op_type):
+    def convert(b, args, out):
+        return b.emit(op_type, [b.name(args[0])], axis=int(args[1]))
+    return convert
+
+
+def _permute(b, args, out):
+    rank = len(args[0].shape)
+    return b.emit("Transpose", [b.name(args[0])], perm=[d % rank for d in args[1]])
+
+
+def _transpose(b, args, out):
+    x, d0, d1 = args
+    perm = list(range(len(x.shape)))
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return b.emit("Transpose", [b.name(x)], perm=perm)
+
+
+def _axes(dims, rank: int) -> list:
+    if dims is None:
+        return list(range(rank))
+    dims = (dims,) if isinstance(dims, int) else dims
+    return [d % rank for d in dims]
+
+
+def _reduce(op_type: str):
+    def convert(b, args, out):
+        x, dims, keepdim = args[0], args[1], args[2]
+        axes = _axes(dims, len(x.shape))
+        if op_type == "ReduceSum" or b.opset >= 18:  # axes as an input
+            return b.emit(op_type, [b.name(x), b.ints(axes)], keepdims=int(bool(keepdim)))
+        return b.emit(op_type, [b.name(x)], axes=axes, keepdims=int(bool(keepdim)))
+    return convert
+
+
+def _extreme(b, args, out):
+    x, dims, keepdim, largest = args
+    values = _reduce("ReduceMax" if largest else "ReduceMin")(b, (x, dims, keepdim), out)
+    if len(out) == 1:  # max(x), amax(x, dims)
+        return values
+    (axis,) = _axes(dims, len(x.shape))  # max(x, dim): (values, indices)
+    return values + b.emit("ArgMax" if largest else "ArgMin", [b.name(x)], axis=axis,
+                           keepdims=int(bool(keepdim)))
+
+
+def _cat(b, args, out):
+    dim, *tensors = args
+    return b.emit("Concat", [b.name(t) for t in tensors], axis=int(dim))
+
+
+def _embedding(b, args, out):
+    weight, ids = args[0], args[1]
+    return b.emit("Gather", [b.name(weight), b.name(ids)], axis=0)
+
+
+def _to(b, args, out):
+    return b.emit("Cast", [b.name(args[0])], to=b.elem_type(out[0]))
+
+
+def _expand(b, args, out):
+    return b.emit("Expand", [b.name(args[0]), b.ints(out[0].shape)])
+
+
+def _pow(b, args, out):
+    return b.emit("Pow", [_operand(b, args[0], out[0]), _operand(b, args[1], out[0])])
+
+
+def _index(b, args, out):
+    """Basic indexing (ints, slices, ``...``, None): one Slice, then a Reshape to the result's
+    shape, which drops the int dims and adds the None ones (every shape is known)."""
+    x, (basic, advanced) = args
+    if advanced is not None:
+        raise ExportError("onnx.export: indexing with tensors or masks is not exported; use "
+                          "index_select or gather")
+    parts = [p for p in basic if p is not None]
+    if Ellipsis in parts:
+        at = parts.index(Ellipsis)
+        parts[at:at + 1] = [slice(None)] * (len(x.shape) - len(parts) + 1)
+    starts, ends, axes, steps = [], [], [], []
+    for axis, (part, size) in enumerate(zip(parts, x.shape)):
+        if isinstance(part, slice):
+            if part == slice(None):
+                continue
+            start, stop, step = part.indices(size)
+            if step < 0 and stop < 0:
+                stop = -size - 1  # ONNX: past the front of the axis
+        else:
+            start, step = int(part) % size, 1
+            stop = start + 1
+        starts.append(start)
+        ends.append(stop)
+        axes.append(axis)
+        steps.append(step)
+    name = b.name(x)
+    if axes:
+        (name,) = b.emit("Slice", [name, b.ints(starts), b.ints(ends), b.ints(axes),
+                                   b.ints(steps)])
+    return b.emit("Reshape", [name, b.ints(out[0].shape)])
+
+
+def _split(b, args, out):
+    x, sizes, dim = args
+    return b.emit("Split", [b.name(x), b.ints(sizes)], [b.fresh("split") for _ in sizes],
+                  axis=int(dim))
+
+
+def _unbind(b, args, out):
+    x, dim = args
+    pieces = _split(b, (x, [1] * x.shape[dim], dim), out)
+    return [b.emit("Reshape", [p, b.ints(v.shape)])[0] for p, v in zip(pieces, out)]
+
+
+def _stack(b, args, out):
+    dim, *tensors = args
+    rows = [b.emit("Unsqueeze", [b.name(t), b.ints([dim])])[0] for t in tensors]
+    return b.emit("Concat", rows, axis=int(dim))
+
+
+def _attention(b, args, out):
+    """softmax(Q Kᵀ·scale + mask) V, with the weights as the second result."""
+    q, k, v, mask, is_causal, scale, groups, keep, _ = args
+    if keep is not None or groups != 1:
+        raise ExportError("onnx.export: attention with dropout or grouped keys is not exported "
+                          "(export in eval mode, with as many key heads as query heads)")
+    rank = len(k.shape)
+    perm = list(range(rank - 2)) + [rank - 1, rank - 2]
+    (kt,) = b.emit("Transpose", [b.name(k)], perm=perm)
+    (scores,) = b.emit("Mul", [b.emit("MatMul", [b.name(q), kt])[0], b.scalar_like(scale, q)])
+    length, keys = q.shape[-2], k.shape[-2]
+    if is_causal:
+        allowed = np.tril(np.ones((length, keys), dtype=bool))
+        (scores,) = b.emit("Where", [b.const(allowed), scores, b.scalar_like(-np.inf, q)])
+    if mask is not None:
+        (scores,) = b.emit("Where", [b.name(mask), scores, b.scalar_like(-np.inf, q)]) \
+            if mask.dtype.np == np.bool_ else b.emit("Add", [scores, b.name(mask)])
+    (weights,) = b.emit("Softmax", [scores], axis=-1)
+    return b.emit("MatMul", [weights, b.name(v)]) + [weights]
+
+
+CONVERTERS = {
+    "linear": _linear, "matmul": _binary("MatMul"), "convolution": _convolution,
+    "batch_norm": _batch_norm, "layer_norm": _layer_norm,
+    "max_pool1d": _max_pool, "max_pool2d": _max_pool,
+    "avg_pool1d": _avg_pool, "avg_pool2d": _avg_pool,
+    "add": _binary("Add"), "sub": _binary("Sub"), "mul": _binary("Mul"),
+    "div": _binary("Div"), "pow": _pow,
+    "neg": _unary("Neg"), "abs": _unary("Abs"), "exp": _unary("Exp"), "log": _unary("Log"),
+    "sqrt": _unary("Sqrt"), "relu": _unary("Relu"), "sigmoid": _unary("Sigmoid"),
+    "tanh": _unary("Tanh"), "erf": _unary("Erf"), "gelu": _gelu, "elu": _elu, "silu": _silu,
+    "softplus": _softplus, "clamp": _clamp,
+    "leaky_relu": lambda b, args, out: b.emit("LeakyRelu", [b.name(args[0])],
+                                              alpha=float(args[1])),
+    "softmax": _softmax("Softmax"), "log_softmax": _softmax("LogSoftmax"),
+    "reshape": _reshape, "squeeze": _reshape, "unsqueeze": _reshape, "flatten": _reshape,
+    "permute": _permute, "transpose": _transpose, "expand": _expand, "cat": _cat,
+    "sum": _reduce("ReduceSum"), "mean": _reduce("ReduceMean"), "amax": _extreme,
+    "amin": _extreme, "max": _extreme, "min": _extreme,
+    "embedding": _embedding, "to": _to, "index": _index, "split_with_sizes": _split,
+    "unbind": _unbind, "stack": _stack, "scaled_dot_product_attention": _attention,
+    "detach": _identity, "clone": _identity, "contiguous": _identity,
+}
+"""Op name -> converter. Each takes the builder, the node's arguments (Values for tensors)
+and its result Values, emits ONNX nodes and returns the names of its results."""
+
+CONVERTERS["rsub"] = CONVERTERS["sub"]  # rsub(number, x) is recorded as number - x
