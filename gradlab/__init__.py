@@ -71,6 +71,7 @@ from . import (  # noqa: E402
     cpu,
     cuda,
     datasets,
+    distributed,
     distributions,
     func,
     jit,

@@ -1,8 +1,7 @@
-"""``gradlab.nn.parallel``: where PyTorch keeps ``DataParallel`` (also ``gradlab.nn.DataParallel``).
-
-``DistributedDataParallel`` needs a process group, which gradlab does not have yet.
-"""
+"""``gradlab.nn.parallel``: where PyTorch keeps ``DataParallel`` and ``DistributedDataParallel``
+(also ``gradlab.nn.DataParallel`` and ``gradlab.nn.parallel.DistributedDataParallel``)."""
 
 from .modules.data_parallel import DataParallel
+from .modules.distributed_data_parallel import DistributedDataParallel
 
-__all__ = ["DataParallel"]
+__all__ = ["DataParallel", "DistributedDataParallel"]

@@ -197,17 +197,23 @@ class DistributedSampler(Sampler):
     ``seed + epoch``: call ``set_epoch(epoch)`` at the start of each epoch, or
     every epoch repeats the order), pads it by repeating its start until it
     divides evenly (or, with ``drop_last``, cuts the tail), and takes every
-    ``num_replicas``-th index from position ``rank``. gradlab has no process
-    group yet, so ``num_replicas`` and ``rank`` must be given.
+    ``num_replicas``-th index from position ``rank``. Without them, the
+    process group's world size and rank are used (``gradlab.distributed``).
     """
 
     def __init__(self, dataset: Sized, num_replicas: int | None = None,
                  rank: int | None = None, shuffle: bool = True, seed: int = 0,
                  drop_last: bool = False) -> None:
         if num_replicas is None or rank is None:
-            raise RuntimeError("DistributedSampler: gradlab has no distributed process group "
-                               "to ask for the world size and rank. Fix: pass num_replicas= "
-                               "and rank= (e.g. from your launcher's environment)")
+            from ... import distributed as dist
+
+            if not dist.is_initialized():
+                raise RuntimeError(
+                    "DistributedSampler: no num_replicas/rank given and no process group to "
+                    "ask. Fix: call gradlab.distributed.init_process_group() first, or pass "
+                    "num_replicas= and rank=")
+            num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
+            rank = dist.get_rank() if rank is None else rank
         if not _is_positive_int(num_replicas):
             raise ValueError(f"DistributedSampler: num_replicas must be a positive int, got "
                              f"{num_replicas!r}")

@@ -1,0 +1,280 @@
+"""gradlab.distributed and DistributedDataParallel, with real processes talking over sockets.
+
+Each test forks a few ranks that join a group on a free local port and
+report back through a queue. The central check: DDP over two ranks, each on
+half of every batch, trains exactly as one process does on the whole batch.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import traceback
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gradlab
+import gradlab.distributed as dist
+import gradlab.nn as nn
+import gradlab.nn.functional as F
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="forks worker processes")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _worker(rank, world, port, body, queue, timeout):
+    try:
+        import datetime
+
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                                world_size=world,
+                                timeout=datetime.timedelta(seconds=timeout))
+        try:
+            queue.put((rank, "ok", body(rank, world)))
+        finally:
+            dist.destroy_process_group()
+    except BaseException as error:  # report it: the test reads every rank's outcome
+        queue.put((rank, "error", f"{type(error).__name__}: {error}\n"
+                                  f"{traceback.format_exc(limit=2)}"))
+
+
+def run_ranks(body, world: int = 2, timeout: float = 20.0) -> dict:
+    """Run ``body(rank, world)`` in ``world`` forked ranks; {rank: (status, result)}."""
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    port = _free_port()
+    procs = [ctx.Process(target=_worker, args=(r, world, port, body, queue, timeout))
+             for r in range(world)]
+    for p in procs:
+        p.start()
+    results = {}
+    for _ in range(world):
+        rank, status, value = queue.get(timeout=60)
+        results[rank] = (status, value)
+    for p in procs:
+        p.join(timeout=30)
+    return results
+
+
+def _ok(results: dict) -> list:
+    for rank, (status, value) in sorted(results.items()):
+        assert status == "ok", f"rank {rank}: {value}"
+    return [value for _, (_, value) in sorted(results.items())]
+
+
+# --- collectives ----------------------------------------------------------------------------
+
+def _collectives(rank, world):
+    out = {}
+    for op in ("sum", "avg", "max", "min", "product"):
+        t = gradlab.tensor([rank + 1.0, -(rank + 1.0)], dtype=gradlab.float64)
+        version = t._version
+        dist.all_reduce(t, op=op)
+        out[op] = t.tolist()
+        out["version_moved"] = t._version > version
+    b = gradlab.full((2, 2), float(rank), dtype=gradlab.float32)
+    dist.broadcast(b, src=world - 1)
+    out["broadcast"] = (b.tolist(), str(b.dtype))
+    parts = [gradlab.zeros(2, dtype=gradlab.int64) for _ in range(world)]
+    dist.all_gather(parts, gradlab.tensor([rank, 10 * rank]))
+    out["gather"] = [p.tolist() for p in parts]
+    out["work"] = dist.barrier(async_op=True).wait()
+    out["rank"], out["world"] = dist.get_rank(), dist.get_world_size()
+    return out
+
+
+def test_collectives_give_every_rank_the_groups_answer():
+    results = _ok(run_ranks(_collectives, world=3))
+    for rank, out in enumerate(results):
+        assert (out["rank"], out["world"]) == (rank, 3)
+        assert out["sum"] == [6.0, -6.0]
+        assert out["avg"] == [2.0, -2.0]
+        assert out["max"] == [3.0, -1.0] and out["min"] == [1.0, -3.0]
+        assert out["product"] == [6.0, -6.0]
+        assert out["version_moved"]
+        assert out["broadcast"] == ([[2.0, 2.0], [2.0, 2.0]], "gradlab.float32")
+        assert out["gather"] == [[0, 0], [1, 10], [2, 20]]
+        assert out["work"] is True
+
+
+def _mismatched(rank, world):
+    t = gradlab.ones(3)
+    if rank == 0:
+        dist.all_reduce(t)
+    else:
+        dist.broadcast(t, src=0)
+
+
+def _wrong_shape(rank, world):
+    dist.all_reduce(gradlab.ones(3 + rank))
+
+
+@pytest.mark.parametrize("body, message", [
+    (_mismatched, r"rank 0 called all_reduce\(reduce=sum\) on a float32 tensor of shape \(3,\) "
+                  r"but rank 1 called broadcast\(src=0\)"),
+    (_wrong_shape, r"shape \(3,\) but rank 1 called all_reduce\(reduce=sum\) on a float32 "
+                   r"tensor of shape \(4,\)"),
+])
+def test_ranks_calling_different_collectives_all_raise_the_same_error(body, message):
+    results = run_ranks(body)
+    import re
+    for rank in (0, 1):
+        status, text = results[rank]
+        assert status == "error" and "DistributedError" in text, text
+        assert re.search(message, text), text
+
+
+def _leaves_early(rank, world):
+    if rank == 1:
+        return "gone"
+    dist.all_reduce(gradlab.ones(2))
+
+
+def test_a_rank_that_leaves_is_named_instead_of_a_hang():
+    results = run_ranks(_leaves_early, timeout=20)
+    assert results[1] == ("ok", "gone")
+    status, text = results[0]
+    assert status == "error" and "talking to rank 1 failed" in text and "collective #1" in text
+
+
+def test_a_rank_that_never_comes_is_reported_after_the_timeout():
+    import datetime
+
+    with pytest.raises(dist.DistributedError, match=r"rank 0 waited 1 s for ranks \[1\]"):
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{_free_port()}", rank=0,
+                                world_size=2, timeout=datetime.timedelta(seconds=1))
+    assert not dist.is_initialized()
+
+
+def test_errors_outside_a_group_teach(monkeypatch):
+    with pytest.raises(RuntimeError, match="has not been initialized.*init_process_group"):
+        dist.all_reduce(gradlab.ones(2))
+    with pytest.raises(RuntimeError, match="DistributedDataParallel: the default process group"):
+        nn.parallel.DistributedDataParallel(nn.Linear(2, 2))
+    with pytest.raises(ValueError, match="'nccl'.*NCCL is CUDA's"):
+        dist.init_process_group("nccl")
+    for key in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE"):
+        monkeypatch.delenv(key, raising=False)
+    with pytest.raises(ValueError, match=r"needs the environment variables MASTER_ADDR, "
+                                         r"MASTER_PORT, RANK, WORLD_SIZE.*gradlab.distributed.run"):
+        dist.init_process_group("gloo")
+    with pytest.raises(RuntimeError, match="DistributedSampler: no num_replicas/rank"):
+        gradlab.utils.data.DistributedSampler(range(4))
+
+
+# --- DistributedDataParallel ----------------------------------------------------------------
+
+def _train(rank, world, steps=4, accumulate=False):
+    """Train on rows rank, rank + world, ... of a fixed batch; return the parameters."""
+    gradlab.manual_seed(100 + rank)  # different on purpose: DDP starts all from rank 0
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3)).double()
+    net = nn.parallel.DistributedDataParallel(model) if world > 1 else model
+    opt = gradlab.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    rng = np.random.default_rng(0)
+    x, y = gradlab.tensor(rng.normal(size=(16, 4))), gradlab.tensor(rng.integers(0, 3, 16))
+    for _ in range(steps):
+        opt.zero_grad()
+        if accumulate:  # two micro-batches: the first without syncing
+            with net.no_sync():
+                F.cross_entropy(net(x[rank:8:world]), y[rank:8:world]).div(2).backward()
+            F.cross_entropy(net(x[8 + rank::world]), y[8 + rank::world]).div(2).backward()
+        else:
+            F.cross_entropy(net(x[rank::world]), y[rank::world]).backward()
+        opt.step()
+    return [p.detach().numpy().copy() for p in model.parameters()]
+
+
+def _start_from(seed_rank):
+    gradlab.manual_seed(100 + seed_rank)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3)).double()
+    return model
+
+
+@pytest.mark.parametrize("accumulate", [False, True], ids=["plain", "no_sync"])
+def test_ddp_on_two_ranks_trains_as_one_process_on_the_whole_batch(accumulate):
+    ranks = _ok(run_ranks(lambda r, w: _train(r, w, accumulate=accumulate)))
+    for a, b in zip(*ranks):
+        np.testing.assert_array_equal(a, b)  # the copies stayed identical
+    # one process, same start (rank 0's weights), the whole batch per step
+    model = _start_from(0)
+    opt = gradlab.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    rng = np.random.default_rng(0)
+    x, y = gradlab.tensor(rng.normal(size=(16, 4))), gradlab.tensor(rng.integers(0, 3, 16))
+    for _ in range(4):
+        opt.zero_grad()
+        if accumulate:
+            F.cross_entropy(model(x[:8]), y[:8]).div(2).backward()
+            F.cross_entropy(model(x[8:]), y[8:]).div(2).backward()
+        else:
+            F.cross_entropy(model(x), y).backward()
+        opt.step()
+    for got, want in zip(ranks[0], model.parameters()):
+        np.testing.assert_allclose(got, want.detach().numpy(), rtol=1e-12, atol=1e-14)
+
+
+def _buffers_and_keys(rank, world):
+    gradlab.manual_seed(rank)
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+    ddp = nn.parallel.DistributedDataParallel(model)
+    ddp(gradlab.randn(5, 3) + rank)  # rank 0's running stats are broadcast before forward
+    sampler = gradlab.utils.data.DistributedSampler(range(10), shuffle=False)
+    return (list(ddp.state_dict())[:2], model[0].weight.detach().numpy().copy(),
+            list(sampler))
+
+
+def test_ddp_copies_rank_0_and_wraps_the_module_as_pytorch_does():
+    (keys0, w0, s0), (keys1, w1, s1) = _ok(run_ranks(_buffers_and_keys))
+    assert keys0 == keys1 == ["module.0.weight", "module.0.bias"]  # PyTorch's "module." prefix
+    np.testing.assert_array_equal(w0, w1)
+    assert s0 == [0, 2, 4, 6, 8] and s1 == [1, 3, 5, 7, 9]  # the sampler asks the group
+
+
+# --- the launcher ---------------------------------------------------------------------------
+
+SCRIPT = textwrap.dedent("""
+    import sys
+    import gradlab, gradlab.distributed as dist
+    dist.init_process_group()
+    t = gradlab.tensor([float(dist.get_rank() + 1)])
+    dist.all_reduce(t)
+    print(f"rank {dist.get_rank()} of {dist.get_world_size()}: {t.item():g}", flush=True)
+    if sys.argv[1:] == ["fail"] and dist.get_rank() == 1:
+        sys.exit(3)
+    dist.destroy_process_group()
+""")
+
+
+def _readme_example() -> str:
+    """The README's data-parallel example (a plain block: it needs the launcher to run)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme[readme.index("### Data parallel: gradlab.distributed"):]
+    return section.split("```\n", 2)[1]
+
+
+def test_the_launcher_runs_the_readme_example_and_reports_a_failing_rank(tmp_path):
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    launcher = [sys.executable, "-m", "gradlab.distributed.run", "--nproc-per-node", "2"]
+    example = tmp_path / "train_ddp.py"
+    example.write_text(_readme_example())
+    done = subprocess.run(launcher + [str(example)], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert [line.split()[0] for line in done.stdout.split("\n") if line] == ["0", "1", "2"]
+    script = tmp_path / "job.py"
+    script.write_text(SCRIPT)
+    failed = subprocess.run(launcher + [str(script), "fail"], capture_output=True, text=True,
+                            timeout=120, env=env)
+    assert failed.returncode == 3
+    assert "rank 1 of 2: 3" in failed.stdout
+    assert "rank 1 exited with code 3" in failed.stderr
