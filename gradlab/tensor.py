@@ -364,7 +364,9 @@ class Tensor:
                 f"the truth value of a tensor with {self._data.size} elements is ambiguous. "
                 "Fix: use (x == y).all() or .any()."
             )
-        return bool(self.item())
+        if _grad_state.tracer is not None:
+            _grad_state.tracer.note_read(self, "bool() (an if or while on a tensor)")
+        return bool(self._host().reshape(()).item())
 
     def __float__(self) -> float:
         return float(self.item())

@@ -279,7 +279,8 @@ def test_reading_a_computed_value_into_python_warns():
     def branchy(x):
         return x * 2 if x.sum() > 0 else x * 3
 
-    with pytest.warns(jit.TracerWarning, match=r"reads the traced value %2 .*into Python"):
+    with pytest.warns(jit.TracerWarning, match=r"bool\(\) \(an if or while on a tensor\) "
+                                               r"reads the traced value %2 .*into Python"):
         jit.trace(branchy, gradlab.ones(3))
     with warnings.catch_warnings():  # reading a parameter (not computed) is fine
         warnings.simplefilter("error")
