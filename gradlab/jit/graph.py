@@ -102,10 +102,11 @@ class Graph:
         for (value, _, _), t in zip(self.constants, constants):
             env[value.index] = t
         plan = self._plan if self._plan is not None else self._make_plan()
-        outer = state.module
+        outer = state.module  # the traced module's own path, when it sits inside a model
         try:
             for node, slots, out in plan:
-                state.module = node.module
+                state.module = node.module if not outer else \
+                    outer if not node.module else f"{outer}.{node.module}"
                 if slots is None:  # arguments nested in lists or dicts: the general way
                     args, kwargs = fill(node.args, env), fill(node.kwargs, env)
                 else:  # the usual flat call: drop the tensors into their places

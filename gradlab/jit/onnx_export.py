@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ..nn.modules.module import Module
-from .graph import Graph, Node, Value, leaves
+from .graph import Graph, Node, Value, fill, leaves
 from .traced import trace
 
 __all__ = ["export", "ExportError", "CONVERTERS"]
@@ -186,8 +186,16 @@ class _Builder:
                 self.names[value.index] = name
 
     def _factory(self, node: Node) -> None:
-        """zeros, ones, arange ...: deterministic, so their values become initializers."""
-        result = node.target(*node.args, **node.kwargs)
+        """zeros, ones, arange ...: deterministic, so their values become initializers
+        (``zeros_like(x)`` reads only x's shape and dtype, which the graph knows)."""
+        if node.op in ("tensor", "as_tensor") and leaves((node.args, node.kwargs)):
+            raise ExportError(f"onnx.export: {node.op}() of a computed tensor copies values "
+                              "the graph only knows at run time; use clone() instead")
+        from ..ops.creation import zeros
+
+        env = {v.index: zeros(v.shape, dtype=v.dtype)
+               for v in leaves((node.args, node.kwargs))}
+        result = node.target(*fill(node.args, env), **fill(node.kwargs, env))
         (value,) = leaves(node.outputs)
         self.names[value.index] = self.const(result.numpy(), node.op)
 

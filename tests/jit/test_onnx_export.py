@@ -73,7 +73,7 @@ CASES = {
                                          a.unsqueeze(0).expand(2, 3, 4) + gradlab.ones(4),
                                          gradlab.stack([a, b], 2).unbind(1)[2],
                                          a[1], a[:, ::2], a[..., -1], a[None, 1:3, :2],
-                                         a[::-1]),
+                                         a[::-1], a + gradlab.zeros_like(a) + gradlab.arange(4)),
                            (gradlab.randn(3, 4), gradlab.randn(3, 4))),
 }
 
@@ -137,6 +137,9 @@ def test_what_does_not_export_says_so():
     with pytest.raises(gradlab.onnx.ExportError, match="bfloat16"):
         gradlab.onnx.export(nn.Linear(2, 2).to(gradlab.bfloat16),
                             gradlab.randn(1, 2).to(gradlab.bfloat16), io.BytesIO())
+    with pytest.raises(gradlab.onnx.ExportError, match=r"tensor\(\) of a computed tensor"):
+        gradlab.onnx.export(lambda x: gradlab.tensor(x.detach()) * 2, gradlab.randn(3),
+                            io.BytesIO())
     with pytest.raises(gradlab.onnx.ExportError, match="indexing with tensors"):
         gradlab.onnx.export(lambda x, i: x[i], (gradlab.randn(3), gradlab.tensor([0, 2])),
                             io.BytesIO())

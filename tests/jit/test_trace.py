@@ -239,6 +239,12 @@ def test_replay_emits_the_ops_events_with_module_paths():
     with events.subscribe(lambda e: seen.append(e) if isinstance(e, events.OpForward) else None):
         traced(gradlab.randn(1, 2))
     assert [(e.op, e.module) for e in seen] == [("linear", "0"), ("relu", "1")]
+    outer = nn.Sequential(nn.Linear(2, 2), traced)  # inside a bigger model: its paths nest
+    seen.clear()
+    with events.subscribe(lambda e: seen.append(e) if isinstance(e, events.OpForward) else None):
+        outer(gradlab.randn(1, 2))
+    assert [(e.op, e.module) for e in seen] == [("linear", "0"), ("linear", "1.0"),
+                                                ("relu", "1.1")]
 
 
 def test_a_bound_method_names_its_modules_weights():
