@@ -101,8 +101,9 @@ class _Traced:
     def _record(self, inputs, keep_result: bool = False) -> tuple:
         """Run the Python code once under a tracer; the graph and how to find its constants."""
         if state.tracer is not None:
-            raise TracingError("trace: already tracing on this thread (a traced function was "
-                               "called while tracing another); trace the outer one only")
+            raise TracingError("trace: already tracing on this thread (jit.trace was called "
+                               "inside a traced function); trace the outer one only: a traced "
+                               "function called inside it is recorded inline")
         names = {}
         if self._names_from is not None:
             for name, p in self._names_from.named_parameters():
@@ -187,7 +188,7 @@ class TracedFunction(_Traced):
         return f"TracedFunction({self.__name__})"
 
 
-class TracedModule(Module):
+class TracedModule(_Traced, Module):
     """A traced ``nn.Module``: the same parameters, buffers and submodules (shared with the
     original, so ``state_dict``, optimizers and ``train()``/``eval()`` work as before), with
     ``forward`` replaying the graph."""
@@ -199,14 +200,7 @@ class TracedModule(Module):
             d[shared] = module.__dict__[shared]
         d["training"] = module.training
         d["_original"] = module
-        _Traced._setup(self, module, example_inputs, module)
-
-    graph = _Traced.graph
-    _key = _Traced._key
-    _record = _Traced._record
-    _constant_getters = _Traced._constant_getters
-    _replay = _Traced._replay
-    _what = _Traced._what
+        self._setup(module, example_inputs, module)
 
     def forward(self, *inputs):
         return self._replay(inputs)
