@@ -20,7 +20,8 @@ from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from .process_group import DistributedError, Group, _current
 
-__all__ = ["ReduceOp", "all_reduce", "broadcast", "all_gather", "barrier", "Work"]
+__all__ = ["ReduceOp", "all_reduce", "broadcast", "all_gather", "barrier", "Work",
+           "all_reduce_array", "all_gather_array"]
 
 
 class ReduceOp:
@@ -116,11 +117,16 @@ def _fail(g: Group, message: str) -> None:
 def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """Combine ``tensor`` across the ranks (sum by default); every rank gets the result."""
     _check_tensor("all_reduce", tensor)
+    _write(tensor, all_reduce_array(_host(tensor), op))
+    return _finish(async_op)
+
+
+def all_reduce_array(local: np.ndarray, op=ReduceOp.SUM) -> np.ndarray:
+    """``all_reduce`` of a NumPy array: the combined array (ops that sync statistics, such as
+    SyncBatchNorm, use it on their raw arrays)."""
     if op not in _COMBINE:
         raise ValueError(f"all_reduce: unknown op {op!r}; use gradlab.distributed.ReduceOp.SUM, "
                          "AVG, PRODUCT, MIN or MAX")
-    g = _current("all_reduce")
-    local = _host(tensor)
 
     def combine(arrays):
         total = arrays[0].copy()
@@ -130,8 +136,7 @@ def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = Fal
             total = (total / len(arrays)).astype(total.dtype, copy=False)
         return total
 
-    _write(tensor, _exchange(g, {"op": "all_reduce", "reduce": op}, local, combine))
-    return _finish(async_op)
+    return _exchange(_current("all_reduce"), {"op": "all_reduce", "reduce": op}, local, combine)
 
 
 def broadcast(tensor: Tensor, src: int, group=None, async_op: bool = False):
@@ -159,14 +164,16 @@ def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = F
     if len(tensor_list) != g.world_size:
         raise ValueError(f"all_gather: tensor_list needs one tensor per rank ({g.world_size}), "
                          f"got {len(tensor_list)}")
-    local = _host(tensor)
-
-    result = _exchange(g, {"op": "all_gather"}, local,
-                       lambda arrays: np.stack([arrays[r] for r in range(len(arrays))]))
-    for out, part in zip(tensor_list, result):
+    for out, part in zip(tensor_list, all_gather_array(_host(tensor))):
         _check_tensor("all_gather", out)
         _write(out, part)
     return _finish(async_op)
+
+
+def all_gather_array(local: np.ndarray) -> np.ndarray:
+    """``all_gather`` of a NumPy array: every rank's array, stacked in rank order."""
+    return _exchange(_current("all_gather"), {"op": "all_gather"}, local,
+                     lambda arrays: np.stack([arrays[r] for r in range(len(arrays))]))
 
 
 def barrier(group=None, async_op: bool = False, device_ids=None):

@@ -240,6 +240,65 @@ def test_ddp_copies_rank_0_and_wraps_the_module_as_pytorch_does():
     assert s0 == [0, 2, 4, 6, 8] and s1 == [1, 3, 5, 7, 9]  # the sampler asks the group
 
 
+def _bn_model(sync: bool):
+    gradlab.manual_seed(3)
+    norm = nn.SyncBatchNorm(6) if sync else nn.BatchNorm1d(6)
+    return nn.Sequential(nn.Linear(4, 6), norm, nn.Tanh(), nn.Linear(6, 3)).double()
+
+
+def _bn_data():
+    rng = np.random.default_rng(5)
+    return gradlab.tensor(rng.normal(size=(12, 4)) * 3 + 1), gradlab.tensor(rng.integers(0, 3, 12))
+
+
+def _sync_bn_training(rank, world):
+    model = _bn_model(sync=True)
+    ddp = nn.parallel.DistributedDataParallel(model)
+    opt = gradlab.optim.SGD(ddp.parameters(), lr=0.1)
+    x, y = _bn_data()
+    rows = slice(rank * 6, rank * 6 + 6)  # a contiguous half each: rank 0 rows 0-5, 1 rows 6-11
+    outputs = []
+    for _ in range(3):
+        opt.zero_grad()
+        out = ddp(x[rows])
+        outputs.append(out.detach().numpy().copy())
+        F.cross_entropy(out, y[rows]).backward()
+        opt.step()
+    return outputs, {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
+
+
+def test_sync_batchnorm_on_two_ranks_is_batchnorm_on_the_whole_batch():
+    (out0, state0), (out1, state1) = _ok(run_ranks(_sync_bn_training))
+    model = _bn_model(sync=False)
+    opt = gradlab.optim.SGD(model.parameters(), lr=0.1)
+    x, y = _bn_data()
+    for step in range(3):
+        opt.zero_grad()
+        out = model(x)
+        np.testing.assert_allclose(np.concatenate([out0[step], out1[step]]),
+                                   out.detach().numpy(), rtol=1e-12, atol=1e-12)
+        F.cross_entropy(out, y).backward()
+        opt.step()
+    for (key, want), got0, got1 in zip(model.state_dict().items(), state0.values(),
+                                       state1.values()):
+        np.testing.assert_allclose(got0, want.detach().numpy(), rtol=1e-11, atol=1e-12,
+                                   err_msg=key)
+        np.testing.assert_array_equal(got0, got1, err_msg=key)
+
+
+def test_convert_sync_batchnorm_keeps_the_tensors_and_falls_back_alone():
+    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.Sequential(nn.BatchNorm1d(3)))
+    weight, mean = model[1].weight, model[1].running_mean
+    converted = nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    assert isinstance(converted[1], nn.SyncBatchNorm)
+    assert isinstance(converted[2][0], nn.SyncBatchNorm)
+    assert converted[1].weight is weight and converted[1].running_mean is mean
+    x = gradlab.randn(4, 1, 5, 5)  # no process group: exactly BatchNorm
+    reference = nn.BatchNorm2d(2)
+    np.testing.assert_allclose(converted[1](x[:, :1].expand(4, 2, 5, 5)).detach().numpy(),
+                               reference(x[:, :1].expand(4, 2, 5, 5)).detach().numpy())
+
+
 # --- the launcher ---------------------------------------------------------------------------
 
 SCRIPT = textwrap.dedent("""

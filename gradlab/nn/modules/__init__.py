@@ -22,6 +22,7 @@ from .pooling import *
 from .rnn import *
 from .simple_layers import *
 from .sparse import *
+from .sync_batch_norm import *
 from .transformer import *
 from .unpooling import *
 from .upsampling import *

@@ -89,8 +89,12 @@ class _BatchNorm(Module):
         use_batch_stats = self.training or (self.running_mean is None and
                                             self.running_var is None)
         track = not self.training or self.track_running_stats
-        return batch_norm(input, self.running_mean if track else None,
-                          self.running_var if track else None, self.weight, self.bias,
+        return self._normalize(input, self.running_mean if track else None,
+                               self.running_var if track else None, use_batch_stats, factor)
+
+    def _normalize(self, input, running_mean, running_var, use_batch_stats, factor):
+        """The op itself (SyncBatchNorm takes the batch statistics over every rank)."""
+        return batch_norm(input, running_mean, running_var, self.weight, self.bias,
                           use_batch_stats, factor, self.eps)
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
