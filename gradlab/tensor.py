@@ -21,8 +21,8 @@ from . import dtypes as _dt
 from .autograd import function as _function_module
 from .autograd import node as _node_module
 from .autograd import tensor_hooks as _tensor_hooks
-from .autograd.grad_mode import state as _grad_state
 from .autograd.node import gradient_edge
+from .autograd.tracing import note_read as _note_read
 from .autograd.tracing import recorded as _recorded
 from .backends import cpu
 from .backends import device as _device
@@ -301,13 +301,11 @@ class Tensor:
                 "cannot be converted to a Python number; only one-element tensors can. "
                 "Fix: reduce it first (x.sum(), x.mean()) or index one element (x[0])."
             )
-        if _grad_state.tracer is not None:
-            _grad_state.tracer.note_read(self, "item()")
+        _note_read(self, "item()")
         return self._host().reshape(()).item()
 
     def tolist(self):
-        if _grad_state.tracer is not None:
-            _grad_state.tracer.note_read(self, "tolist()")
+        _note_read(self, "tolist()")
         return self._host().tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -317,8 +315,7 @@ class Tensor:
                 "can't call numpy() on a tensor that requires grad. "
                 "Fix: use tensor.detach().numpy()."
             )
-        if _grad_state.tracer is not None:
-            _grad_state.tracer.note_read(self, "numpy()")
+        _note_read(self, "numpy()")
         if self._device is not cpu:
             if not force:
                 raise TypeError(
@@ -332,8 +329,7 @@ class Tensor:
         return self._device.backend.to_numpy(self._data)
 
     def __array__(self, dtype=None, copy=None):
-        if _grad_state.tracer is not None:
-            _grad_state.tracer.note_read(self, "a NumPy conversion")
+        _note_read(self, "a NumPy conversion")
         arr = self._host()
         if dtype is not None:
             arr = arr.astype(dtype, copy=False)
@@ -364,8 +360,7 @@ class Tensor:
                 f"the truth value of a tensor with {self._data.size} elements is ambiguous. "
                 "Fix: use (x == y).all() or .any()."
             )
-        if _grad_state.tracer is not None:
-            _grad_state.tracer.note_read(self, "bool() (an if or while on a tensor)")
+        _note_read(self, "bool() (an if or while on a tensor)")
         return bool(self._host().reshape(()).item())
 
     def __float__(self) -> float:

@@ -23,7 +23,7 @@ import functools
 
 from .grad_mode import state
 
-__all__ = ["recorded", "is_tracing"]
+__all__ = ["recorded", "is_tracing", "note_read"]
 
 
 def recorded(entry):
@@ -42,6 +42,14 @@ def recorded(entry):
 
     call.__gradlab_recorded__ = True  # what gradlab.jit.load accepts as a graph's callable
     return call
+
+
+def note_read(tensor, how: str) -> None:
+    """``tensor``'s values are being read into Python or into an op's fixed arguments
+    (``item()``, an ``if``, an index array): a running trace warns if it computed them."""
+    tracer = state.tracer
+    if tracer is not None:
+        tracer.note_read(tensor, how)
 
 
 def is_tracing() -> bool:

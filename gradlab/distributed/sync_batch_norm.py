@@ -15,7 +15,8 @@ SyncBatchNorm computes them over the whole batch instead:
 
 So two ranks on half a batch each compute what one BatchNorm computes on the
 whole batch (the tests check it). The backward's collectives make it
-once-differentiable: double backward through it raises.
+once-differentiable: double backward through it raises, and so does forward
+mode (its tangents would need the other ranks').
 """
 
 from __future__ import annotations
@@ -75,6 +76,10 @@ class SyncBatchNorm(Function):
         return (x * scale + shift).astype(x.dtype, copy=False)
 
     @staticmethod
+    def jvp(ctx, *tangents):
+        raise _no_forward_mode()
+
+    @staticmethod
     def backward(ctx, grad):
         x, weight, mean, invstd = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
@@ -107,7 +112,17 @@ class SyncBatchNormBackward(Function):
         return grad_x, sum_g_xhat.reshape(-1), sum_g.reshape(-1)
 
     @staticmethod
+    def jvp(ctx, *tangents):
+        raise _no_forward_mode()
+
+    @staticmethod
     def backward(ctx, *grads):
         raise RuntimeError("sync_batch_norm: double backward (create_graph=True through "
                            "SyncBatchNorm) is not supported: its backward talks to the other "
                            "ranks. Fix: use BatchNorm where you need second derivatives")
+
+
+def _no_forward_mode() -> RuntimeError:
+    return RuntimeError("sync_batch_norm: forward-mode AD (jvp, forward_ad) is not supported "
+                        "through SyncBatchNorm: its tangents would need the other ranks' "
+                        "tangents too. Fix: reverse mode (backward), or BatchNorm")

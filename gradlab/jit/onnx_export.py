@@ -433,6 +433,16 @@ def _embedding(b, args, out):
     return b.emit("Gather", [b.name(weight), b.name(ids)], axis=0)
 
 
+def _index_select(b, args, out):
+    x, dim, index = args
+    return b.emit("Gather", [b.name(x), b.name(index)], axis=int(dim))
+
+
+def _gather(b, args, out):
+    x, dim, index = args
+    return b.emit("GatherElements", [b.name(x), b.name(index)], axis=int(dim))
+
+
 def _to(b, args, out):
     return b.emit("Cast", [b.name(args[0])], to=b.elem_type(out[0]))
 
@@ -448,6 +458,9 @@ def _pow(b, args, out):
 def _index(b, args, out):
     """Basic indexing (ints, slices, ``...``, None): one Slice, then a Reshape to the result's
     shape, which drops the int dims and adds the None ones (every shape is known)."""
+    if len(args) > 2:  # IndexByTensors: (x, template, *index tensors)
+        raise ExportError("onnx.export: indexing with tensors or masks is not exported; use "
+                          "index_select or gather")
     x, (basic, advanced) = args
     if advanced is not None:
         raise ExportError("onnx.export: indexing with tensors or masks is not exported; use "
@@ -535,7 +548,8 @@ CONVERTERS = {
     "permute": _permute, "transpose": _transpose, "expand": _expand, "cat": _cat,
     "sum": _reduce("ReduceSum"), "mean": _reduce("ReduceMean"), "amax": _extreme,
     "amin": _extreme, "max": _extreme, "min": _extreme,
-    "embedding": _embedding, "to": _to, "index": _index, "split_with_sizes": _split,
+    "embedding": _embedding, "to": _to, "index": _index, "index_select": _index_select,
+    "gather": _gather, "split_with_sizes": _split,
     "unbind": _unbind, "stack": _stack, "scaled_dot_product_attention": _attention,
     "detach": _identity, "clone": _identity, "contiguous": _identity,
 }

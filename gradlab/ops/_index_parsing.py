@@ -17,36 +17,79 @@ tensors with the same ``check_index_range`` and ``index_array``.
 from __future__ import annotations
 
 import operator
+from dataclasses import dataclass
 
 import numpy as np
 
 from .. import dtypes as _dt
+from ..autograd.tracing import note_read
 from ..tensor import Tensor
-from ._util import xp_of
+from ._util import xp_for, xp_of
 
 __all__ = ["check_index_range", "index_array"]
 
 
-def _parse(input: Tensor, index, op: str):
+@dataclass(frozen=True)
+class KeySlot:
+    """Where index tensor number ``k`` sits in a key (see :func:`split_tensors`)."""
+
+    k: int
+
+
+def split_tensors(index) -> tuple:
+    """``index`` with each tensor in it replaced by a :class:`KeySlot`, and those tensors.
+
+    Ops indexed by tensors take them as arguments of their own (and parse the key
+    inside forward), so that a graph, an event or a trace sees which tensors chose
+    the positions, and a replayed graph reads the new ones.
+    """
+    items = index if isinstance(index, tuple) else (index,)
+    tensors = [e for e in items if isinstance(e, Tensor)]
+    if not tensors:
+        return index, ()
+    slots, k = [], 0
+    for e in items:
+        if isinstance(e, Tensor):
+            slots.append(KeySlot(k))
+            k += 1
+        else:
+            slots.append(e)
+    return tuple(slots) if isinstance(index, tuple) else slots[0], tuple(tensors)
+
+
+def fill_tensors(template, arrays):
+    """The key of :func:`split_tensors` with the (raw) arrays back in its slots."""
+    if isinstance(template, KeySlot):
+        return arrays[template.k]
+    if isinstance(template, tuple):
+        return tuple(arrays[e.k] if isinstance(e, KeySlot) else e for e in template)
+    return template
+
+
+def _parse(input, index, op: str, note_reads: bool = True):
     """``index`` as ``(basic, advanced)``: ``x[index]`` is ``x[basic][advanced]``.
 
-    ``basic`` holds ints, slices and None (NumPy returns a view); ``advanced``
-    is None or a tuple of full slices and int64 index arrays (masks become
-    their ``nonzero()`` arrays, as in PyTorch). Everything is checked here,
-    so the errors name the dim, its size and the bad index.
+    ``input`` is a tensor, or the raw array inside an op's forward. ``basic``
+    holds ints, slices and None (NumPy returns a view); ``advanced`` is None or
+    a tuple of full slices and int64 index arrays (masks become their
+    ``nonzero()`` arrays, as in PyTorch). Everything is checked here, so the
+    errors name the dim, its size and the bad index. While a trace runs, an index
+    tensor read here warns (``note_reads``): the key holds its values as they are
+    now (ops that take the tensors as arguments parse inside forward instead).
     """
-    shape = input._data.shape
+    shape = input._data.shape if isinstance(input, Tensor) else input.shape
     fast = _plain_basic(shape, index)
     if fast is not None:
         return fast, None
-    entries = [_entry(e, input, op) for e in (index if isinstance(index, tuple) else (index,))]
+    entries = [_entry(e, input, op, note_reads)
+               for e in (index if isinstance(index, tuple) else (index,))]
     if sum(e is Ellipsis for e in entries) > 1:
         raise IndexError(f"{op}: an index can have only one ellipsis ('...'), got {index!r}")
     used = sum(_dims_used(e) for e in entries if e is not Ellipsis)
     if used > len(shape):
         raise IndexError(f"{op}: too many indices for a tensor of dimension {len(shape)} "
                          f"(shape {tuple(shape)}): the index uses {used} dims")
-    xp = xp_of(input)
+    xp = xp_of(input) if isinstance(input, Tensor) else xp_for(input)
     basic, advanced = [], []
     d = out = 0  # the input dim an entry indexes, the dim of x[basic] it becomes
     for e in entries:
@@ -114,7 +157,7 @@ def _plain_basic(shape, index):
     return items + (Ellipsis,)
 
 
-def _entry(e, input, op):
+def _entry(e, input, op, note=True):
     """One index entry as None, Ellipsis, bool, int, slice, or a raw bool/int array."""
     if e is None or e is Ellipsis or isinstance(e, slice):
         return e if not isinstance(e, slice) else _slice(e, op)
@@ -123,9 +166,11 @@ def _entry(e, input, op):
     if isinstance(e, (int, np.integer)):
         return int(e)
     if isinstance(e, Tensor):
+        if note:  # its values go into the key as they are now
+            note_read(e, f"{op} with this index tensor")
         arr = e.to(input.device)._data
     elif isinstance(e, (list, tuple, np.ndarray)) or hasattr(e, "__cuda_array_interface__"):
-        arr = xp_of(input).asarray(e)
+        arr = (xp_of(input) if isinstance(input, Tensor) else xp_for(input)).asarray(e)
         if arr.size == 0 and arr.dtype.kind == "f":  # x[[]] selects nothing
             arr = arr.astype(np.int64)
     else:

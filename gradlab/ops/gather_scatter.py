@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from .. import dtypes as _dt
 from ..autograd.function import Function
+from ..autograd.tracing import note_read
 from ..tensor import Tensor
 from . import creation
 from ._index_parsing import check_index_range, index_array
@@ -256,6 +257,7 @@ class IndexSelect(Function):
 
     @staticmethod
     def forward(ctx, a, dim, index):
+        index = index_array("index_select", index.reshape(-1), dim, a.shape[dim])
         ctx.dim, ctx.index = dim, index
         return xp_for(a).take(a, index, axis=dim)
 
@@ -276,6 +278,7 @@ class IndexAdd(Function):
 
     @staticmethod
     def forward(ctx, a, dim, index, source):
+        index = index_array("index_add", index.reshape(-1), dim, a.shape[dim])
         ctx.dim, ctx.index = dim, index
         out = a.copy()
         add_at(out, (slice(None),) * dim + (index,), source)
@@ -296,12 +299,21 @@ class IndexAdd(Function):
         return IndexAdd.apply(tangent_or_zeros(tangent, a), dim, index, source_tangent)
 
 
-def _vector_index(op, index, input, dim):
-    idx = _index_tensor(op, index, input)._data
-    if idx.ndim > 1:
+def _vector_index_tensor(op, index, input):
+    """The index of index_select/index_add: a tensor of positions on input's device, 1-D.
+    The op checks the positions against the dim itself (on every call, replays included)."""
+    ids = _index_tensor(op, index, input)
+    if ids.ndim > 1:
         raise IndexError(f"{op}: the index must be 1-D (a list of positions), got shape "
-                         f"{tuple(idx.shape)}")
-    return index_array(op, idx.reshape(-1), dim, input.shape[dim])
+                         f"{tuple(ids.shape)}")
+    return ids
+
+
+def _vector_index(op, index, input, dim):
+    """The positions as a checked int64 array, read now (for ops that prepare them first)."""
+    ids = _vector_index_tensor(op, index, input)
+    note_read(ids, f"{op}'s index")
+    return index_array(op, ids._data.reshape(-1), dim, input.shape[dim])
 
 
 def index_select(input, dim: int, index) -> Tensor:
@@ -312,23 +324,24 @@ def index_select(input, dim: int, index) -> Tensor:
                              f"have one position, got {index.numel()}")
         return index_select(input.reshape(1), 0, index).reshape(())
     dim = wrap_dim(dim, input.ndim, "index_select")
-    return IndexSelect.apply(input, dim, _vector_index("index_select", index, input, dim))
+    return IndexSelect.apply(input, dim, _vector_index_tensor("index_select", index, input))
 
 
 def _index_add_args(op, input, dim, index, source, alpha):
     if input.ndim == 0:
         raise RuntimeError(f"{op}: needs a tensor with at least 1 dim, got a 0-d tensor")
     dim = wrap_dim(dim, input.ndim, op)
-    idx = _vector_index(op, index, input, dim)
-    want = input.shape[:dim] + (len(idx),) + input.shape[dim + 1:]
+    ids = _vector_index_tensor(op, index, input)
+    count = ids.numel()
+    want = input.shape[:dim] + (count,) + input.shape[dim + 1:]
     if tuple(source.shape) != tuple(want):
         raise RuntimeError(f"{op}: source must have shape {tuple(want)} (the tensor's shape "
-                           f"{tuple(input.shape)} with {len(idx)} = len(index) in dim {dim}), "
+                           f"{tuple(input.shape)} with {count} = len(index) in dim {dim}), "
                            f"got {tuple(source.shape)}")
     if source.dtype is not input.dtype:
         raise RuntimeError(f"{op}: source has dtype {source.dtype} but the tensor has "
                            f"{input.dtype}. Fix: source.to({input.dtype})")
-    return dim, idx, source if alpha == 1 else source * alpha
+    return dim, ids, source if alpha == 1 else source * alpha
 
 
 def index_add(input, dim: int, index, source, *, alpha=1) -> Tensor:

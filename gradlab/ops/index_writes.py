@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dt
+from ..autograd.tracing import note_read
 from ..tensor import Tensor
 from ._index_parsing import index_array
 from ._util import wrap_dim, xp_for
@@ -91,6 +92,7 @@ def _long_index(op: str, index, input: Tensor, vector: bool):
     if vector and index.ndim > 1:
         raise IndexError(f"{op}: index must be 1-D (a list of positions) or 0-d, got shape "
                          f"{tuple(index.shape)}. Fix: index.flatten()")
+    note_read(index, f"{op}'s index")  # (a trace would keep these positions)
     return index.to(input.device)._data.reshape(-1)
 
 
@@ -203,6 +205,7 @@ def index_fill_(input, dim: int, index, value) -> Tensor:
 def _masked_scatter_args(op, input, mask, source, inplace):
     shape = mask_shape(op, input, mask, inplace)
     source = _same_dtype(op, input, source)
+    note_read(mask, f"{op}'s mask")  # (a trace would keep these positions)
     data = mask.to(input.device)._data
     xp = xp_for(data)
     positions = xp.flatnonzero(xp.broadcast_to(data, shape))  # row-major: source's order

@@ -32,7 +32,7 @@ from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
 from . import creation
-from ._index_parsing import _parse
+from ._index_parsing import _parse, fill_tensors, split_tensors
 from ._util import add_at, as_operand, unbroadcast, wrap_dim, xp_for
 from .inplace import apply_inplace
 from .selection import where
@@ -111,6 +111,22 @@ class Index(Function):
         return IndexPut.apply(zeros, ctx.key, grad, True), None
 
 
+
+class IndexByTensors(Index):
+    """``x[index]`` where the index holds tensors: they come as arguments after a key
+    template (``split_tensors``), and the key is made from them here, in forward, so a
+    replayed graph indexes with the new tensors."""
+
+    name, node_name = "index", Index.node_name
+
+    @staticmethod
+    def forward(ctx, a, template, *arrays):
+        return Index.forward(ctx, a, _parse(a, fill_tensors(template, arrays), "index"))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (Index.backward(ctx, grad)[0], None) + (None,) * (len(ctx.input_shapes) - 2)
+
 def _basic_node_name(key) -> str | None:
     """PyTorch's node name for basic indexing, which it runs as one op per index, left to
     right: the last one names the node (``x[0]`` SelectBackward0, ``x[1:]`` SliceBackward0,
@@ -156,7 +172,7 @@ class IndexPut(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        sa, _, sv, _ = ctx.input_shapes
+        sa, sv = ctx.input_shapes[0], ctx.input_shapes[2]  # (x, key, value, accumulate ...)
         grad_a = grad_v = None
         if sa is not None:
             grad_a = grad if ctx.accumulate else IndexPut.apply(grad, ctx.key, 0.0, False)
@@ -174,16 +190,61 @@ class IndexPut(Function):
                               0.0 if value_tangent is None else value_tangent, accumulate)
 
 
+
+class IndexPutByTensors(IndexPut):
+    """``IndexPut`` whose index holds tensors: ``(x, template, value, accumulate, *index
+    tensors)``, the key made in forward (see ``IndexByTensors``)."""
+
+    name, node_name = "index_put", IndexPut.node_name
+
+    @staticmethod
+    def forward(ctx, a, template, value, accumulate, *arrays):
+        key = _parse(a, fill_tensors(template, arrays), "index_put")
+        return IndexPut.forward(ctx, a, key, value, accumulate)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexPut.backward(ctx, grad) + (None,) * (len(ctx.input_shapes) - 4)
+
+    @staticmethod
+    def jvp(ctx, tangent, _, value_tangent, *__):
+        """jvp: as IndexPut's, with the key forward made."""
+        a, accumulate = ctx.primals[0], ctx.primals[3]
+        if value_tangent is None and accumulate:
+            return tangent
+        return IndexPut.apply(tangent_or_zeros(tangent, a), ctx.key,
+                              0.0 if value_tangent is None else value_tangent, accumulate)
+
 def getitem(input, index) -> Tensor:
     """``x[index]`` with ints, slices, None, ``...``, masks and integer tensors or lists."""
+    template, tensors = split_tensors(index)
+    if tensors:
+        return IndexByTensors.apply(input, template,
+                                    *(t.to(input.device) for t in tensors))
     return Index.apply(input, _parse(input, index, "index"))
 
 
-def _put_args(op, input, index, value):
+def _put_args(op, input, index, value, note_reads: bool = True):
     """``(key, value)`` for ``IndexPut``: the parsed index, and the value checked against the
     region it writes."""
-    key = _parse(input, index, op)
+    key = _parse(input, index, op, note_reads)
     return key, _value_for(op, input, value, _region_shape(input, key))
+
+
+def _put(op, input, index, value, accumulate, in_place: bool):
+    """``x[index] = value`` (``+=`` with ``accumulate``), in place or on a copy. An index
+    holding tensors passes them to the op (``IndexPutByTensors``); it is checked here all
+    the same, so the errors come before anything runs."""
+    template, tensors = split_tensors(index)
+    key, value = _put_args(op, input, index, value, note_reads=not tensors)
+    if tensors:
+        fn, args = IndexPutByTensors, (template, value, accumulate,
+                                       *(t.to(input.device) for t in tensors))
+    else:
+        fn, args = IndexPut, (key, value, accumulate)
+    if in_place:
+        return apply_inplace(fn, input, *args, convert=False)
+    return fn.apply(input, *args)
 
 
 def _value_for(op, input, value, region):
@@ -208,8 +269,7 @@ def _value_for(op, input, value, region):
 
 def setitem(input, index, value) -> None:
     """``x[index] = value`` (a number or a tensor broadcast over the region), in place."""
-    apply_inplace(IndexPut, input, *_put_args("index_put_", input, index, value), False,
-                  convert=False)
+    _put("index_put_", input, index, value, False, in_place=True)
 
 
 def _indices_tuple(op, indices) -> tuple:
@@ -221,13 +281,13 @@ def _indices_tuple(op, indices) -> tuple:
 
 def index_put(input, indices, values, accumulate: bool = False) -> Tensor:
     """Out-of-place ``x[indices] = values`` (``+=`` with ``accumulate``, repeats adding up)."""
-    key, value = _put_args("index_put", input, _indices_tuple("index_put", indices), values)
-    return IndexPut.apply(input, key, value, bool(accumulate))
+    return _put("index_put", input, _indices_tuple("index_put", indices), values,
+                bool(accumulate), in_place=False)
 
 
 def index_put_(input, indices, values, accumulate: bool = False) -> Tensor:
-    key, value = _put_args("index_put_", input, _indices_tuple("index_put_", indices), values)
-    return apply_inplace(IndexPut, input, key, value, bool(accumulate), convert=False)
+    return _put("index_put_", input, _indices_tuple("index_put_", indices), values,
+                bool(accumulate), in_place=True)
 
 
 def select(input, dim: int, index: int) -> Tensor:

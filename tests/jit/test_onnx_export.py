@@ -75,6 +75,9 @@ CASES = {
                                          a[1], a[:, ::2], a[..., -1], a[None, 1:3, :2],
                                          a[::-1], a + gradlab.zeros_like(a) + gradlab.arange(4)),
                            (gradlab.randn(3, 4), gradlab.randn(3, 4))),
+    "index_tensors": lambda: (lambda a, i: (a.index_select(0, i), a.index_select(1, i),
+                                            a.gather(1, i.unsqueeze(0).expand(3, 2))),
+                              (gradlab.randn(3, 4), gradlab.tensor([2, 0]))),
 }
 
 

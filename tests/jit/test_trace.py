@@ -325,6 +325,43 @@ def test_a_traced_loss_reads_each_calls_labels():
         traced(logits, gradlab.tensor([0, 3, 0, 0]))
 
 
+INDEXED = {
+    "x[i]": lambda x, i, m: x[i],
+    "x[i, 0]": lambda x, i, m: x[i, 0],
+    "x[mask]": lambda x, i, m: x[m],
+    "x[:, mask[0]]": lambda x, i, m: x[:, m[0]],
+    "index_select": lambda x, i, m: x.index_select(0, i),
+    "index_add": lambda x, i, m: x.index_add(0, i, gradlab.ones(2, 3)),
+    "x[i] = v": lambda x, i, m: (lambda y: (y.__setitem__(i, 7.0), y)[1])(x.clone()),
+    "x[mask] = v": lambda x, i, m: (lambda y: (y.__setitem__(m, -1.0), y)[1])(x.clone()),
+    "index_put accumulate": lambda x, i, m: x.index_put((i,), gradlab.ones(3), True),
+    "gather": lambda x, i, m: x.gather(0, i.unsqueeze(1).expand(2, 3)),
+}
+
+
+@pytest.mark.parametrize("name", list(INDEXED))
+def test_index_tensors_are_inputs_of_the_graph(name):
+    """Positions chosen by a tensor are read on every replay, never frozen at the example's."""
+    fn = INDEXED[name]
+    x = gradlab.randn(5, 3, requires_grad=True)
+    first, second = gradlab.tensor([0, 1]), gradlab.tensor([4, 2])
+    traced = jit.trace(fn, (x, first, x.detach() > 0))
+    mask = x.detach() < 0.3
+    got, want = traced(x, second, mask), fn(x, second, mask)
+    _same(got, want)
+    got.sum().backward()
+    grad = x.grad.clone()
+    x.grad = None
+    want.sum().backward()
+    _same(grad, x.grad)
+
+
+def test_ops_that_read_an_index_up_front_warn():
+    with pytest.warns(jit.TracerWarning, match="index_copy's index reads the traced value %i"):
+        jit.trace(lambda x, i: x.index_copy(0, i, gradlab.ones(2, 3)),
+                  (gradlab.randn(5, 3), gradlab.tensor([0, 1])))
+
+
 class Opaque(gradlab.autograd.Function):
     """A custom op taking an object that could hold anything."""
 
