@@ -32,7 +32,7 @@ from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
 from . import creation
-from ._index_parsing import _parse, fill_tensors, split_tensors
+from ._index_parsing import _parse, _plain_basic, fill_tensors, split_tensors
 from ._util import add_at, as_operand, unbroadcast, wrap_dim, xp_for
 from .inplace import apply_inplace
 from .selection import where
@@ -217,6 +217,9 @@ class IndexPutByTensors(IndexPut):
 
 def getitem(input, index) -> Tensor:
     """``x[index]`` with ints, slices, None, ``...``, masks and integer tensors or lists."""
+    fast = _plain_basic(input._data.shape, index)  # ints and slices: the common case
+    if fast is not None:
+        return Index.apply(input, (fast, None))
     template, tensors = split_tensors(index)
     if tensors:
         return IndexByTensors.apply(input, template,
