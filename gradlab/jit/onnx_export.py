@@ -443,6 +443,65 @@ def _gather(b, args, out):
     return b.emit("GatherElements", [b.name(x), b.name(index)], axis=int(dim))
 
 
+def _pad(b, args, out):
+    x, pads, value = args
+    if any(p < 0 for pair in pads for p in pair):
+        raise ExportError("onnx.export: negative padding (cropping) is not exported")
+    onnx_pads = [p[0] for p in pads] + [p[1] for p in pads]
+    return b.emit("Pad", [b.name(x), b.ints(onnx_pads), _operand(b, value, x)], mode="constant")
+
+
+def _prelu(b, args, out):
+    x, weight, slope_shape = args
+    (slope,) = b.emit("Reshape", [b.name(weight), b.ints(slope_shape)])
+    return b.emit("PRelu", [b.name(x), slope])
+
+
+def _triangle(b, args, out):
+    x, diagonal, lower = args
+    return b.emit("Trilu", [b.name(x), b.const(np.asarray(diagonal, dtype=np.int64))],
+                  upper=0 if lower else 1)
+
+
+def _where(b, args, out):
+    condition, a, c = args
+    return b.emit("Where", [b.name(condition), _operand(b, a, out[0]), _operand(b, c, out[0])])
+
+
+def _masked_fill(b, args, out):
+    x, mask, value = args
+    return b.emit("Where", [b.name(mask), b.scalar_like(value, x), b.name(x)])
+
+
+def _compare(op_type: str):
+    def convert(b, args, out):
+        a, c = args
+        like = a if isinstance(a, Value) else c
+        return b.emit(op_type, [_operand(b, a, like), _operand(b, c, like)])
+    return convert
+
+
+def _argextreme(b, args, out):
+    x, dim, keepdim, largest = args
+    name = b.name(x)
+    if dim is None:  # over all values: of the flattened tensor
+        (name,) = b.emit("Reshape", [name, b.ints([-1])])
+        dim = 0
+    (index,) = b.emit("ArgMax" if largest else "ArgMin", [name], axis=int(dim),
+                      keepdims=int(bool(keepdim)))
+    return b.emit("Reshape", [index, b.ints(out[0].shape)])
+
+
+def _mish(b, args, out):  # x · tanh(softplus(x))
+    (soft,) = b.emit("Softplus", [b.name(args[0])])
+    return b.emit("Mul", [b.name(args[0]), b.emit("Tanh", [soft])[0]])
+
+
+def _logsigmoid(b, args, out):  # -softplus(-x)
+    (neg,) = b.emit("Neg", [b.name(args[0])])
+    return b.emit("Neg", [b.emit("Softplus", [neg])[0]])
+
+
 def _to(b, args, out):
     return b.emit("Cast", [b.name(args[0])], to=b.elem_type(out[0]))
 
@@ -549,7 +608,16 @@ CONVERTERS = {
     "sum": _reduce("ReduceSum"), "mean": _reduce("ReduceMean"), "amax": _extreme,
     "amin": _extreme, "max": _extreme, "min": _extreme,
     "embedding": _embedding, "to": _to, "index": _index, "index_select": _index_select,
-    "gather": _gather, "split_with_sizes": _split,
+    "gather": _gather, "constant_pad_nd": _pad, "prelu": _prelu, "tril": _triangle,
+    "triu": _triangle, "where": _where, "masked_fill": _masked_fill,
+    "gt": _compare("Greater"), "lt": _compare("Less"), "ge": _compare("GreaterOrEqual"),
+    "le": _compare("LessOrEqual"), "eq": _compare("Equal"),
+    "maximum": _binary("Max"), "minimum": _binary("Min"), "argmax": _argextreme,
+    "argmin": _argextreme, "sign": _unary("Sign"), "floor": _unary("Floor"),
+    "ceil": _unary("Ceil"), "reciprocal": _unary("Reciprocal"), "mish": _mish,
+    "logsigmoid": _logsigmoid, "hardswish": _unary("HardSwish"),
+    "hardsigmoid": _unary("HardSigmoid", alpha=1 / 6, beta=0.5),
+    "hardtanh": _clamp, "split_with_sizes": _split,
     "unbind": _unbind, "stack": _stack, "scaled_dot_product_attention": _attention,
     "detach": _identity, "clone": _identity, "contiguous": _identity,
 }
