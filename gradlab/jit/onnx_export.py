@@ -263,6 +263,44 @@ def _convolution(b, args, out):
     return b.emit("Conv", inputs, group=geo.groups, **attrs)
 
 
+def _conv_transpose(b, args, out):
+    """gradlab's geometry describes the convolution this one transposes: its input is our
+    output, so ONNX's output_padding is what the kernels alone don't reach."""
+    x, w, bias, geo = args
+    rank = len(x.shape) - 2
+    attrs = _window_attrs(geo, rank)
+    keep = slice(2 - rank, None)
+    reach = [(o - 1) * s + (k - 1) * d + 1 - pb - pe for o, s, k, d, (pb, pe) in zip(
+        geo.out_size[keep], geo.stride[keep], geo.kernel[keep], geo.dilation[keep],
+        geo.pads[keep])]
+    extra = [size - r for size, r in zip(geo.in_size[keep], reach)]
+    inputs = [b.name(x), b.name(w)] + ([b.name(bias)] if bias is not None else [])
+    return b.emit("ConvTranspose", inputs, group=geo.groups, output_padding=extra, **attrs)
+
+
+def _group_norm(b, args, out):
+    """(x - mean) / sqrt(var + eps) over each group of channels, then weight and bias."""
+    x, groups, weight, bias, eps = args
+    n, channels = x.shape[0], x.shape[1]
+    (flat,) = b.emit("Reshape", [b.name(x), b.ints([n, groups, -1])])
+    (mean,) = b.emit("ReduceMean", [flat], axes=[2], keepdims=1) if b.opset < 18 else \
+        b.emit("ReduceMean", [flat, b.ints([2])], keepdims=1)
+    (centered,) = b.emit("Sub", [flat, mean])
+    (square,) = b.emit("Mul", [centered, centered])
+    (var,) = b.emit("ReduceMean", [square], axes=[2], keepdims=1) if b.opset < 18 else \
+        b.emit("ReduceMean", [square, b.ints([2])], keepdims=1)
+    (std,) = b.emit("Sqrt", [b.emit("Add", [var, b.scalar_like(eps, x)])[0]])
+    (normed,) = b.emit("Reshape", [b.emit("Div", [centered, std])[0], b.ints(x.shape)])
+    per_channel = [channels] + [1] * (len(x.shape) - 2)
+    if weight is not None:
+        (normed,) = b.emit("Mul", [normed, b.emit("Reshape", [b.name(weight),
+                                                             b.ints(per_channel)])[0]])
+    if bias is not None:
+        (normed,) = b.emit("Add", [normed, b.emit("Reshape", [b.name(bias),
+                                                             b.ints(per_channel)])[0]])
+    return [normed]
+
+
 def _pool_input(b, x: Value, attrs: dict) -> str:
     """Negative end pads (gradlab crops what no window reaches) become a Slice first."""
     rank = len(attrs["kernel_shape"])
@@ -591,6 +629,7 @@ def _attention(b, args, out):
 
 CONVERTERS = {
     "linear": _linear, "matmul": _binary("MatMul"), "convolution": _convolution,
+    "conv_transpose": _conv_transpose, "group_norm": _group_norm,
     "batch_norm": _batch_norm, "layer_norm": _layer_norm,
     "max_pool1d": _max_pool, "max_pool2d": _max_pool,
     "avg_pool1d": _avg_pool, "avg_pool2d": _avg_pool,
