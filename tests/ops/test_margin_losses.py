@@ -131,6 +131,11 @@ def test_multilabel_random_lists_match_pytorch(data):
     xg, xt = gradlab.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     ours = F.multilabel_margin_loss(xg, gradlab.tensor(y), reduction=reduction)
     theirs = torch.nn.functional.multilabel_margin_loss(xt, torch.tensor(y), reduction=reduction)
+    if n == 0 and reduction != "none":
+        # PyTorch 2.13 returns uninitialized memory here (a different number on each call);
+        # gradlab's is the sum over no samples, 0, for 'mean' too
+        assert ours.item() == 0.0
+        return
     np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12,
                                atol=1e-12)
     assert ours.shape == tuple(theirs.shape)
