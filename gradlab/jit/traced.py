@@ -230,11 +230,12 @@ def _check(traced, input_sets: list, tolerance: float) -> None:
                             f"{len(traced._input_names)}")
         generators = [get_generator(d) for d in {t.device for t in inputs} | {"cpu"}]
         saved = ([b.detach().clone() for b in buffers], [g.get_state() for g in generators])
-        with no_grad():
-            expected = leaves_of(traced._func(*[t.clone() for t in inputs]))
-            _restore(buffers, generators, saved)
-            got = leaves_of(traced._replay([t.clone() for t in inputs]))
-            _restore(buffers, generators, saved)
+        # (grad mode as the caller's, and inputs that require grad as theirs: the function
+        # may differentiate inside, e.g. autograd.grad)
+        expected = leaves_of(traced._func(*_fresh(inputs)))
+        _restore(buffers, generators, saved)
+        got = leaves_of(traced._replay(_fresh(inputs)))
+        _restore(buffers, generators, saved)
         if len(got) != len(expected):
             raise TracingCheckError(
                 f"trace: the traced graph returns {len(got)} tensors and the Python code "
@@ -250,6 +251,11 @@ def _check(traced, input_sets: list, tolerance: float) -> None:
                     "part eagerly")
 
 
+def _fresh(inputs) -> list:
+    """Copies of the inputs for one check run (so in-place changes don't carry over)."""
+    return [t.detach().clone().requires_grad_(t.requires_grad) for t in inputs]
+
+
 def _close(a: Tensor, b: Tensor, tolerance: float) -> bool:
     """Equal within ``tolerance`` (relative, or absolute near 0), NaN where both are NaN."""
     a, b = a.detach().cpu().numpy().astype("float64"), b.detach().cpu().numpy().astype("float64")
@@ -261,8 +267,9 @@ def _close(a: Tensor, b: Tensor, tolerance: float) -> bool:
 
 def _restore(buffers, generators, saved) -> None:
     values, states = saved
-    for b, v in zip(buffers, values):
-        b.copy_(v)
+    with no_grad():
+        for b, v in zip(buffers, values):
+            b.copy_(v)
     for g, s in zip(generators, states):
         g.set_state(s)
 

@@ -273,6 +273,19 @@ def test_custom_functions_replay():
     np.testing.assert_allclose(x.grad.numpy(), 3 * x.detach().numpy() ** 2, rtol=1e-6)
 
 
+def test_a_function_that_differentiates_inside_traces_its_backward_too():
+    """autograd.grad inside the traced function: backward's ops become nodes of the graph."""
+    def gradient(x):
+        (g,) = gradlab.autograd.grad((x * x).sin().sum(), x)
+        return g
+
+    traced = jit.trace(gradient, gradlab.randn(4, dtype=gradlab.float64, requires_grad=True))
+    assert "cos" in [n.op for n in traced.graph.nodes]  # d sin = cos, recorded
+    x = gradlab.randn(4, dtype=gradlab.float64, requires_grad=True)
+    np.testing.assert_allclose(traced(x).detach().numpy(),
+                               (2 * x * (x * x).cos()).detach().numpy(), rtol=1e-12)
+
+
 def test_is_tracing_is_true_only_inside_a_trace():
     seen = []
     jit.trace(lambda x: (seen.append(jit.is_tracing()), x * 2)[1], gradlab.randn(2))
