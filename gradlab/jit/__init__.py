@@ -11,13 +11,28 @@ pickle: a loaded graph runs with no Python code of the model at all.
 - :mod:`.tracer`: the recording, and what it refuses to freeze
 - :mod:`.traced`: ``trace``, ``TracedFunction``, ``TracedModule``
 - :mod:`.archive`: ``save`` and ``load``
+- :mod:`.compat`: the rest of ``torch.jit`` that model code touches (``ignore``,
+  ``is_scripting`` ...), and ``script``, which points at ``trace``
 """
 
 from ..autograd.tracing import is_tracing
 from .archive import LoadedGraph, load, save
+from .compat import (
+    Final,
+    annotate,
+    export,
+    freeze,
+    ignore,
+    is_scripting,
+    optimize_for_inference,
+    script,
+    unused,
+)
 from .graph import Graph, Node, Value
 from .traced import TracedFunction, TracedModule, TracingCheckError, trace
 from .tracer import TracerWarning, TracingError
 
 __all__ = ["trace", "TracedFunction", "TracedModule", "Graph", "Node", "Value", "TracerWarning",
-           "TracingError", "TracingCheckError", "is_tracing", "save", "load", "LoadedGraph"]
+           "TracingError", "TracingCheckError", "is_tracing", "save", "load", "LoadedGraph",
+           "script", "is_scripting", "ignore", "unused", "export", "annotate", "Final",
+           "freeze", "optimize_for_inference"]

@@ -418,3 +418,40 @@ def test_a_traced_function_called_in_a_trace_is_inlined():
     assert [n.op for n in outer3.graph.nodes] == ["mul", "add"]
     x = gradlab.randn(3)
     _same(outer3(x), x * 2 + 1)
+
+
+def test_torchscript_markers_in_model_code_run_and_script_points_at_trace():
+    class Model(nn.Module):
+        scale: jit.Final[float] = 2.0
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+
+        @jit.ignore
+        def debug(self, x):
+            return x
+
+        @jit.unused
+        def old_path(self, x):
+            return x
+
+        @jit.ignore(drop=True)
+        def dropped(self, x):
+            return x
+
+        @jit.export
+        def forward(self, x):
+            y = jit.annotate(list, [])
+            y.append(self.fc(x) * self.scale)
+            return y[0] if not jit.is_scripting() else x
+
+    model = Model()
+    x = gradlab.randn(3, 2)
+    traced = jit.trace(model, x)
+    _same(traced(x), model(x))
+    assert jit.freeze(traced) is traced and jit.optimize_for_inference(traced) is traced
+    assert model.debug(x) is x and model.old_path(x) is x and model.dropped(x) is x
+    with pytest.raises(NotImplementedError, match=r"no TorchScript compiler.*jit.trace"):
+        jit.script(model)
+
