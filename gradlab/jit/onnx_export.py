@@ -540,6 +540,31 @@ def _logsigmoid(b, args, out):  # -softplus(-x)
     return b.emit("Neg", [b.emit("Softplus", [neg])[0]])
 
 
+def _resample(b, args, out):
+    """Upsampling as gradlab computes it: along each axis, a sum over taps of weight times
+    the input gathered at the tap's positions (nearest: one tap, no weight). The same
+    arithmetic as gradlab's forward, so every mode and align_corners export alike."""
+    x, taps, _ = args
+    name = b.name(x)
+    rank = len(x.shape)
+    for axis, (index, weight, _) in taps:
+        if weight is None:
+            (name,) = b.emit("Gather", [name, b.const(np.asarray(index[0], np.int64))],
+                             axis=axis)
+            continue
+        shape = [1] * rank
+        shape[axis] = index.shape[1]
+        total = None
+        for k in range(index.shape[0]):
+            (picked,) = b.emit("Gather", [name, b.const(np.asarray(index[k], np.int64))],
+                               axis=axis)
+            (term,) = b.emit("Mul", [picked, b.const(np.asarray(weight[k], x.dtype.np)
+                                                     .reshape(shape))])
+            total = term if total is None else b.emit("Add", [total, term])[0]
+        name = total
+    return [name]
+
+
 def _to(b, args, out):
     return b.emit("Cast", [b.name(args[0])], to=b.elem_type(out[0]))
 
@@ -647,7 +672,10 @@ CONVERTERS = {
     "sum": _reduce("ReduceSum"), "mean": _reduce("ReduceMean"), "amax": _extreme,
     "amin": _extreme, "max": _extreme, "min": _extreme,
     "embedding": _embedding, "to": _to, "index": _index, "index_select": _index_select,
-    "gather": _gather, "constant_pad_nd": _pad, "prelu": _prelu, "tril": _triangle,
+    "gather": _gather,
+    **{f"upsample_{mode}{d}d": _resample for d in (1, 2, 3)
+       for mode in ("nearest", "nearest_exact", "linear", "bilinear", "trilinear", "bicubic")},
+    "constant_pad_nd": _pad, "prelu": _prelu, "tril": _triangle,
     "triu": _triangle, "where": _where, "masked_fill": _masked_fill,
     "gt": _compare("Greater"), "lt": _compare("Less"), "ge": _compare("GreaterOrEqual"),
     "le": _compare("LessOrEqual"), "eq": _compare("Equal"),
