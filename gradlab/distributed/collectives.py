@@ -69,7 +69,7 @@ def _check_tensor(op: str, t) -> None:
         raise TypeError(f"{op}: expected a Tensor, got {type(t).__name__}")
 
 
-def _exchange(g: Group, call: dict, data: np.ndarray | None, answer) -> tuple:
+def _exchange(g: Group, call: dict, data: np.ndarray | None, answer) -> np.ndarray | None:
     """Step 1: ranks send ``call`` (and ``data``) to rank 0, which checks them (the same call,
     and arrays of one dtype and shape) and computes ``answer(arrays by rank)``; step 2: it
     sends the result back. Returns it on every rank."""
