@@ -25,13 +25,10 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..ops._util import xp_for
+from ..ops.normalization import _channel_shape
 from .collectives import all_gather_array, all_reduce_array
 
 __all__ = ["SyncBatchNorm"]
-
-
-def _channel_shape(ndim: int, channels: int) -> tuple:
-    return (1, channels) + (1,) * (ndim - 2)
 
 
 class SyncBatchNorm(Function):

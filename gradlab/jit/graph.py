@@ -196,14 +196,15 @@ def bind(structure, result, env) -> None:
             bind(s, result[k], env)
 
 
-def leaves(structure) -> list:
-    """The Values in ``structure``, in order."""
-    if type(structure) is Value:
+def leaves(structure, kind: type = Value) -> list:
+    """The ``kind`` objects (Values, or tensors in a function's result) in ``structure``
+    (nested tuples, lists and dicts), in order."""
+    if isinstance(structure, kind):
         return [structure]
-    if type(structure) in (tuple, list):
-        return [v for s in structure for v in leaves(s)]
-    if type(structure) is dict:
-        return [v for s in structure.values() for v in leaves(s)]
+    if isinstance(structure, (tuple, list)):
+        return [v for s in structure for v in leaves(s, kind)]
+    if isinstance(structure, dict):
+        return [v for s in structure.values() for v in leaves(s, kind)]
     return []
 
 

@@ -23,7 +23,7 @@ from ..autograd.grad_mode import no_grad, state
 from ..nn.modules.module import Module
 from ..random import get_generator
 from ..tensor import Tensor
-from .graph import Graph
+from .graph import Graph, leaves
 from .tracer import Tracer, TracingError
 
 __all__ = ["trace", "TracedFunction", "TracedModule", "TracingCheckError"]
@@ -232,9 +232,9 @@ def _check(traced, input_sets: list, tolerance: float) -> None:
         saved = ([b.detach().clone() for b in buffers], [g.get_state() for g in generators])
         # (grad mode as the caller's, and inputs that require grad as theirs: the function
         # may differentiate inside, e.g. autograd.grad)
-        expected = leaves_of(traced._func(*_fresh(inputs)))
+        expected = leaves(traced._func(*_fresh(inputs)), Tensor)
         _restore(buffers, generators, saved)
-        got = leaves_of(traced._replay(_fresh(inputs)))
+        got = leaves(traced._replay(_fresh(inputs)), Tensor)
         _restore(buffers, generators, saved)
         if len(got) != len(expected):
             raise TracingCheckError(
@@ -272,15 +272,3 @@ def _restore(buffers, generators, saved) -> None:
             b.copy_(v)
     for g, s in zip(generators, states):
         g.set_state(s)
-
-
-def leaves_of(returned) -> list:
-    """The tensors in a function's result, in order."""
-    if isinstance(returned, Tensor):
-        return [returned]
-    if isinstance(returned, (tuple, list)):
-        return [t for r in returned for t in leaves_of(r)]
-    if isinstance(returned, dict):
-        return [t for r in returned.values() for t in leaves_of(r)]
-    return []
-

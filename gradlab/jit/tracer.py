@@ -158,12 +158,12 @@ class Tracer:
 
     def _check_array(self, array: np.ndarray, op: str) -> None:
         for t in self._held:
-            if self._values.get(id(t)) is not None and \
-                    self._values[id(t)].index in self._computed and \
+            value = self._values.get(id(t))
+            if value is not None and value.index in self._computed and \
                     type(t._data) is np.ndarray and np.may_share_memory(array, t._data):
                 raise TracingError(
                     f"{op}: got a NumPy array that shares memory with the traced value "
-                    f"{self._values[id(t)]!r}; the graph would freeze its current values. "
+                    f"{value!r}; the graph would freeze its current values. "
                     "Fix: pass tensors to gradlab ops, not their arrays")
 
     def _describe_result(self, result):
