@@ -19,6 +19,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from .autograd import function as _function_module
+from .autograd import graph as _graph_module
 from .autograd import node as _node_module
 from .autograd import tensor_hooks as _tensor_hooks
 from .autograd.node import gradient_edge
@@ -477,6 +478,7 @@ _new_tensor = object.__new__
 _engine = None  # gradlab.autograd.engine, bound by that module (it imports this one)
 _function_module.Tensor = Tensor  # the dispatcher checks isinstance(arg, Tensor)
 _node_module.Tensor = Tensor  # saved tensors unpack into Tensors
+_graph_module.Tensor = Tensor  # and so do tensors saved through saved_tensors_hooks
 
 
 def _weakref(obj):

@@ -40,6 +40,7 @@ from ..storage import Storage
 from . import forward_ad as _forward_ad
 from .anomaly_mode import anomaly, record_forward_trace
 from .grad_mode import state
+from .graph import PackedSavedTensor
 from .node import Node, SavedTensor, _grad_accumulator, _node_ids
 from .raw_results import arrays_not_scalars, device_of, in_c_order
 
@@ -419,27 +420,30 @@ def _connect_outputs(node, args, outputs):
 
 
 def _resolve_all_saved(node, args, outputs):
-    node._saved = tuple([_resolve_saved(item, args, outputs) for item in node._saved])
+    # Inside autograd.graph.saved_tensors_hooks, each is kept as its pack hook's result.
+    kept = SavedTensor if state.saved_hooks is None else PackedSavedTensor
+    node._saved = tuple([_resolve_saved(item, args, outputs, kept) for item in node._saved])
 
 
-def _resolve_saved(item, args, outputs):
-    """Find out what a saved item is: an input, an output or a private value."""
+def _resolve_saved(item, args, outputs, kept):
+    """Find out what a saved item is: an input, an output or a private value (``kept``:
+    the class that keeps it, ``SavedTensor`` or ``PackedSavedTensor``)."""
     for a in args:
         if isinstance(a, Tensor) and (item is a._data or item is a):
-            return SavedTensor(a, None, a._storage, None)
+            return kept(a, None, a._storage, None)
     for k, o in enumerate(outputs):
         # A Function that is not raw saves the tensor its forward returned, which the
         # dispatcher then wrapped as the output: the same data, so the same output.
         if o is not None and (item is o._data or item is o or
                               (isinstance(item, Tensor) and item._data is o._data)):
             if o.grad_fn is None:  # not differentiable: no need for a node reference
-                return SavedTensor(o, None, o._storage, None)
-            return SavedTensor(None, o._data, o._storage, k)
+                return kept(o, None, o._storage, None)
+            return kept(None, o._data, o._storage, k)
     if item is None or isinstance(item, (int, float, bool, _np_generic)):
-        return SavedTensor(None, item, None, None)  # a number: unpacks as itself
+        return kept(None, item, None, None)  # a number: unpacks as itself
     if isinstance(item, Tensor):
-        return SavedTensor(item, None, item._storage, None)
-    return SavedTensor(None, item, _private_storage(item, args, outputs), None)
+        return kept(item, None, item._storage, None)
+    return kept(None, item, _private_storage(item, args, outputs), None)
 
 
 def _private_storage(array, args, outputs):

@@ -28,6 +28,8 @@ class _State(threading.local):
     autocast = None  # {device type: dtype} while autocast is on (gradlab.amp), else None
     backward_inputs = False  # the running backward was given inputs (autograd.grad ...)
     tracer = None  # the gradlab.jit tracer recording this thread's calls, else None
+    saved_hooks = None  # (pack, unpack) of the innermost autograd.graph.saved_tensors_hooks
+    saved_hooks_disabled = None  # inside disable_saved_tensors_hooks: its error message
 
 
 state = _State()

@@ -19,7 +19,7 @@ import numpy as np
 
 from .grad_mode import state
 
-__all__ = ["Node", "AccumulateGrad", "SavedTensor", "gradient_edge"]
+__all__ = ["Node", "AccumulateGrad", "SavedTensor", "gradient_edge", "version_error"]
 
 Tensor = None  # gradlab.tensor.Tensor, bound by that module (it imports this one)
 
@@ -62,15 +62,8 @@ class SavedTensor:
     def unpack(self, node):
         storage = self.storage
         if storage is not None and storage.version != self.version:
-            shape = tuple(self.data.shape if self.data is not None else self.tensor.shape)
-            which = "an input" if self.output_nr is None else f"output {self.output_nr}"
-            raise RuntimeError(
-                f"one of the tensors needed for gradient computation was modified by an in-place "
-                f"operation: {which} of '{node.op}' (node {node.id}), shape {shape}, was saved "
-                f"at version {self.version} and is now at version {storage.version}. "
-                f"Fix: use the out-of-place form (x = x * 2 instead of x.mul_(2)), or change a "
-                f".clone() of the tensor instead."
-            )
+            shape = self.data.shape if self.data is not None else self.tensor.shape
+            raise version_error(node, self.output_nr, shape, self.version, storage.version)
         if self.tensor is not None:
             return self.tensor
         if self.output_nr is not None:
@@ -84,6 +77,16 @@ class SavedTensor:
         if self.data is None or isinstance(self.data, (int, float, bool, np.generic)):
             return self.data
         return Tensor._make(self.data, None, None, 0, False)
+
+
+def version_error(node, output_nr, shape, saved: int, now: int) -> RuntimeError:
+    """The error for a saved tensor changed in place between forward and backward."""
+    which = "an input" if output_nr is None else f"output {output_nr}"
+    return RuntimeError(
+        f"one of the tensors needed for gradient computation was modified by an in-place "
+        f"operation: {which} of '{node.op}' (node {node.id}), shape {tuple(shape)}, was saved "
+        f"at version {saved} and is now at version {now}. Fix: use the out-of-place form "
+        f"(x = x * 2 instead of x.mul_(2)), or change a .clone() of the tensor instead.")
 
 
 class Node:

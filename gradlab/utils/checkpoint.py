@@ -26,10 +26,11 @@ when ``use_reentrant`` is not passed):
   PyTorch). An output requires grad only if an input does.
 * ``use_reentrant=False``: f's gradients flow through the outer backward like
   any op's, so ``autograd.grad``, keyword arguments and inputs that need no
-  gradient all work. gradlab has no saved-tensor hooks, so this variant
-  learns which tensors f reads (its parameters) by recording f's graph once
-  during forward and dropping it at once: f's activations exist while f
-  runs, but none is kept for backward.
+  gradient all work. PyTorch builds this variant on saved-tensor hooks
+  (``autograd.graph.saved_tensors_hooks``); gradlab instead learns which
+  tensors f reads (its parameters) by recording f's graph once during
+  forward and dropping it at once: f's activations exist while f runs, but
+  none is kept for backward, and f stays one node in the graph views.
 """
 
 from __future__ import annotations
