@@ -79,6 +79,7 @@ from . import (  # noqa: E402
     nn,
     onnx,
     optim,
+    profiler,
     return_types,
     special,
     testing,

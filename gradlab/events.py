@@ -93,6 +93,7 @@ class OpForward(Event):
     outputs: tuple[TensorRef, ...]
     module: str | None  # path of the nn.Module whose forward ran the op ("encoder.0.fc1")
     duration: float  # seconds spent computing, bookkeeping excluded
+    start: float = 0.0  # time.perf_counter() when computing began (profiler timelines)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +105,9 @@ class BackwardNode(Event):
     grad_outputs: tuple[TensorRef | None, ...]
     grad_inputs: tuple[TensorRef | None, ...]
     module: str | None
+    start: float = 0.0  # time.perf_counter() when the node's backward began
+    duration: float = 0.0  # seconds in the node's backward, the ops it ran included
+    node_name: str | None = None  # PyTorch's name for the node: "MulBackward0"
 
 
 @dataclass(frozen=True, slots=True)

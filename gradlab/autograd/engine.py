@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import heapq
 import sys
+import time
 
 from .. import events
 from ..storage import Storage
@@ -281,6 +282,7 @@ def _call_node(node, grads, retain_graph):
             if g is None:  # an output got no gradient: backward sees zeros there
                 _materialize(node, grads)
                 break
+    start = time.perf_counter() if events.listeners else 0.0
     results = node.fn.backward(node, *grads)
     if type(results) is not tuple:
         results = (results,)
@@ -291,10 +293,12 @@ def _call_node(node, grads, retain_graph):
             if out is not None:
                 results = _validate(node, tuple(out))
     if events.listeners:
+        duration = time.perf_counter() - start if start else 0.0
         ref = events.tensor_ref
         events.emit(events.BackwardNode(events.next_seq(), node.op, node.id,
                                         tuple(ref(g) for g in grads),
-                                        tuple(ref(g) for g in results), node.module))
+                                        tuple(ref(g) for g in results), node.module,
+                                        start, duration, node.name()))
     if not retain_graph and node._saved is not None:
         node.release_saved()
     return results

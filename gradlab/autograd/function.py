@@ -286,7 +286,7 @@ def _dispatch(fn, args):
         if tangents is not None:
             _forward_ad.propagate(fn, ctx, args, (out,), tangents)
         if listening:
-            _emit_forward(fn, node, args, (out,), duration)
+            _emit_forward(fn, node, args, (out,), start, duration)
         return out
     if type(result) is not _ndarray and (type(result) is tuple or
                                           isinstance(result, _np_generic)):
@@ -300,7 +300,7 @@ def _dispatch(fn, args):
     if tangents is not None:
         _forward_ad.propagate(fn, ctx, args, outputs, tangents)
     if listening:
-        _emit_forward(fn, node, args, outputs, duration)
+        _emit_forward(fn, node, args, outputs, start, duration)
     return outputs if type(result) is tuple else outputs[0]
 
 
@@ -465,13 +465,13 @@ def _private_storage(array, args, outputs):
     return Storage(nbytes, device)
 
 
-def _emit_forward(fn, node, args, outputs, duration):
+def _emit_forward(fn, node, args, outputs, start, duration):
     ref = events.tensor_ref
     events.emit(events.OpForward(
         events.next_seq(), fn.name, None if node is None else node.id,
         tuple(ref(a) for a in args if isinstance(a, Tensor)),
         tuple(ref(o) for o in outputs if o is not None),
-        state.module, duration))
+        state.module, duration, start))
 
 
 def _explain_shape_error(fn, args, error):

@@ -75,6 +75,15 @@ class Reshape(Function):
         return grad.reshape(ctx.input_shapes[0]), None
 
 
+class View(Reshape):
+    """``view``: a reshape its caller checked needs no copy. Its own op so that events and
+    graphs say ``view`` where the code said view, as PyTorch's do."""
+
+    @staticmethod
+    def forward(ctx, a, shape):
+        return a.reshape(shape)
+
+
 def reshape(input, *shape) -> Tensor:
     """The values in a new shape (a view when possible); one dim may be -1."""
     shape = _infer_shape("reshape", input._data.size, _shape_arg(shape), input._data.shape)
@@ -92,7 +101,7 @@ def view(input, *shape) -> Tensor:
             f"{tuple(input.shape)} with strides {input.stride()} (its memory is not laid "
             "out in that order). Fix: use .reshape(...), or .contiguous().view(...)."
         )
-    return Reshape.apply(input, shape)
+    return View.apply(input, shape)
 
 
 def _viewable(array, shape) -> bool:

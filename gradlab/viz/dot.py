@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from html import escape
 
+from .._atomic_files import write_bytes_atomically
 from .graph import Cluster, Graph, GraphNode, format_shape
 from .theme import THEME, Theme
 
@@ -150,23 +150,6 @@ def to_digraph(graph: Graph, *, theme: Theme = THEME, rankdir: str | None = None
     return dg
 
 
-def _atomic_write(path: str, data: bytes) -> None:
-    """Write to a temporary file beside ``path``, then rename: never a half-written file."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".gradlab-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a picture is an ordinary file
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def write(digraph, path: str | os.PathLike) -> str:
     """Write ``digraph`` to ``path`` as .dot, .svg, .png or .pdf (by extension)."""
     import graphviz
@@ -174,7 +157,7 @@ def write(digraph, path: str | os.PathLike) -> str:
     path = os.fspath(path)
     ext = os.path.splitext(path)[1].lower().lstrip(".")
     if ext in ("dot", "gv"):
-        _atomic_write(path, digraph.source.encode("utf-8"))
+        write_bytes_atomically(path, digraph.source.encode("utf-8"))
         return path
     if ext not in IMAGE_FORMATS:
         raise ValueError(f"render: can't tell the format of {path!r}: use a file name ending "
@@ -185,5 +168,5 @@ def write(digraph, path: str | os.PathLike) -> str:
         data = digraph.pipe(format=ext)
     except graphviz.ExecutableNotFound as error:
         raise GraphvizNotFound(_INSTALL_HINT) from error
-    _atomic_write(path, data)
+    write_bytes_atomically(path, data)
     return path
