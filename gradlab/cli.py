@@ -11,6 +11,10 @@
                    [--values] [--grads] [--step K]
                                  run a training script and draw the graph of its K-th
                                  backward into FILE (.svg, .png, .pdf or .dot)
+    gradlab profile SCRIPT [script args] [--steps N] [--skip K] [--sort KEY] [--rows N]
+                   [--shapes] [--modules] [--memory] [-o TRACE.json]
+                                 run a training script under gradlab.profiler and print
+                                 the table of where N steps spent their time
 
 Each command is one ``Command`` in ``COMMANDS`` (a name, a help line, a function
 that adds its arguments and one that runs it), and each demo one ``Command`` in
@@ -25,6 +29,7 @@ with the app, and this module stays importable (and fast) without Textual.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -125,15 +130,16 @@ def _render_arguments(parser: argparse.ArgumentParser) -> None:
     _render_options(parser)
 
 
-def _split_render_args(args: argparse.Namespace) -> list[str]:
-    """Take render's own options out of the script's arguments (up to a ``--``)."""
+def _split_own_args(args: argparse.Namespace, prog: str, add_options) -> list[str]:
+    """Take the command's own options (``add_options``) out of the script's arguments (up
+    to a ``--``) into ``args``; return the script's arguments."""
     rest = list(args.script_args)
     after = []
     if "--" in rest:
         cut = rest.index("--")
         rest, after = rest[:cut], rest[cut + 1:]
-    parser = argparse.ArgumentParser(prog="gradlab render", add_help=False, allow_abbrev=False)
-    _render_options(parser, defaults=False)
+    parser = argparse.ArgumentParser(prog=prog, add_help=False, allow_abbrev=False)
+    add_options(parser, defaults=False)
     ours, script_args = parser.parse_known_args(rest)
     for name, value in vars(ours).items():
         setattr(args, name, value)
@@ -146,7 +152,7 @@ def _run_render(args: argparse.Namespace) -> int:
     from .viz.graph import build
     from .viz.script import NoBackward, ScriptFailed, capture_script
 
-    script_args = _split_render_args(args)
+    script_args = _split_own_args(args, "gradlab render", _render_options)
     if args.depth is not None and args.depth < 0:
         print(f"gradlab render: --depth must be 0 or more, got {args.depth}", file=sys.stderr)
         return 2
@@ -182,6 +188,75 @@ def _run_render(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- gradlab profile SCRIPT ... -----------------------------------------------------------
+def _profile_options(parser: argparse.ArgumentParser, defaults: bool = True) -> None:
+    default = (lambda value: value) if defaults else (lambda value: argparse.SUPPRESS)
+    parser.add_argument("--steps", type=int, default=default(3), metavar="N",
+                        help="training steps (backward passes) to record (default 3)")
+    parser.add_argument("--skip", type=int, default=default(1), metavar="K",
+                        help="steps to run unrecorded first: they pay one-time costs "
+                        "(default 1)")
+    parser.add_argument("--sort", default=default("self_cpu_time_total"), metavar="KEY",
+                        help="the column to sort by: self_cpu_time_total (default), "
+                        "cpu_time_total, cpu_time, count, cpu_memory_usage ...")
+    parser.add_argument("--rows", type=int, default=default(25), metavar="N",
+                        help="rows in the table (default 25)")
+    parser.add_argument("--shapes", action="store_true", default=default(False),
+                        help="one row per op and input shapes")
+    parser.add_argument("--modules", action="store_true", default=default(False),
+                        help="one row per op and module path")
+    parser.add_argument("--memory", action="store_true", default=default(False),
+                        help="count the bytes each op allocates")
+    parser.add_argument("-o", "--output", default=default(None), metavar="FILE",
+                        help="also write a Chrome trace (JSON) to FILE, for ui.perfetto.dev")
+
+
+def _profile_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("script", help="the Python script to run (a training loop)")
+    parser.add_argument("script_args", nargs=argparse.REMAINDER, metavar="...",
+                        help="the script's own arguments; the options above may follow "
+                        "them; after `--` everything goes to the script")
+    _profile_options(parser)
+
+
+def _run_profile(args: argparse.Namespace) -> int:
+    from .profiler.event_list import SORT_KEYS
+    from .profiler.script import profile_script
+
+    script_args = _split_own_args(args, "gradlab profile", _profile_options)
+    if args.sort not in SORT_KEYS:
+        print(f"gradlab profile: --sort must be one of {', '.join(SORT_KEYS)}; got "
+              f"{args.sort!r}", file=sys.stderr)
+        return 2
+    try:
+        found = profile_script(args.script, script_args, skip=args.skip, steps=args.steps,
+                               record_shapes=args.shapes, profile_memory=args.memory)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"gradlab {error}", file=sys.stderr)
+        return 2
+    if found.error is not None and not (isinstance(found.error, SystemExit) and
+                                        found.error.code in (None, 0)):
+        sys.stderr.write(found.script_traceback(os.path.abspath(args.script)))
+    if found.profile is None:
+        print(f"gradlab profile: {args.script} ended after fewer than {args.skip} backward "
+              f"passes (the ones --skip leaves out); nothing was recorded. Try --skip 0",
+              file=sys.stderr)
+        return 1
+    events = found.profile.events()
+    for e in events:  # one row for all the steps: their self time is the Python around ops
+        if e.kind == "range" and e.name.startswith("ProfilerStep#"):
+            e.name = "ProfilerStep*"
+    table = events.key_averages(group_by_input_shape=args.shapes, group_by_module=args.modules)
+    print(f"gradlab profile: {args.script}, {found.steps} step(s) recorded after skipping "
+          f"{args.skip}")
+    print(table.table(sort_by=args.sort, row_limit=args.rows))
+    if args.output:
+        found.profile.export_chrome_trace(args.output)
+        print(f"gradlab profile: wrote the timeline to {args.output} (open it in "
+              "https://ui.perfetto.dev)")
+    return 1 if found.error is not None and not isinstance(found.error, SystemExit) else 0
+
+
 COMMANDS = [
     Command("demo", "train a built-in demo in the terminal, without the app: engine, moons "
             "or digits", _demo_arguments, _run_demo,
@@ -192,6 +267,12 @@ COMMANDS = [
             description="Run SCRIPT (with its arguments) in this process and write the "
             "graph of its K-th backward pass to FILE. The script stops once the graph is "
             "captured. Example: gradlab render train.py --epochs 3 -o graph.svg --depth 1"),
+    Command("profile", "run a training script under gradlab.profiler and print where its "
+            "steps spend their time, op by op", _profile_arguments, _run_profile,
+            description="Run SCRIPT (with its arguments) in this process, skip its first "
+            "--skip training steps, record the next --steps (a step ends at each backward "
+            "pass), stop the script, and print the profiler's table. Example: gradlab "
+            "profile train.py --steps 5 --memory -o trace.json"),
 ]
 
 

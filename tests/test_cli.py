@@ -5,6 +5,7 @@ tests/tui/test_cli.py."""
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 
@@ -106,3 +107,69 @@ def test_the_command_line_does_not_import_textual():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             timeout=120)
     assert result.stdout.strip() == "False", result.stderr
+
+
+TRAINING_SCRIPT = """
+import sys
+import gradlab
+from gradlab import nn
+steps = int(sys.argv[1])
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+opt = gradlab.optim.SGD(model.parameters(), lr=0.1)
+x, y = gradlab.randn(16, 4), gradlab.randint(0, 2, (16,))
+for step in range(steps):
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+    if step == int(sys.argv[2]):
+        raise ValueError("the script's own bug")
+print("script finished")
+"""
+
+
+def _training_script(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(TRAINING_SCRIPT)
+    return str(path)
+
+
+def test_profile_records_the_asked_steps_and_stops_the_script(tmp_path, capsys):
+    script = _training_script(tmp_path)
+    trace = tmp_path / "trace.json"
+    assert cli.main(["profile", script, "100", "-1", "--steps", "2", "--memory", "--modules",
+                     "-o", str(trace)]) == 0
+    out = capsys.readouterr().out
+    assert "2 step(s) recorded after skipping 1" in out
+    assert "script finished" not in out  # stopped after its third backward
+    lines = out.splitlines()
+    header = next(line for line in lines if line.startswith("Name"))
+    assert "CPU Mem" in header and "Module" in header
+    rows = {line.split()[0]: line for line in lines}
+    assert rows["ProfilerStep*"].split()[-1] == "2"  # the two steps, one row (no module)
+    linear_rows = [line for line in lines if line.startswith("linear ")]
+    assert sorted(line.split()[-1] for line in linear_rows) == ["0", "2"]  # by module
+    assert all(line.split()[-2] == "2" for line in linear_rows)  # once per recorded step
+    assert json.loads(trace.read_text())["traceEvents"]
+
+
+def test_profile_of_a_script_that_ends_early_or_fails(tmp_path, capsys):
+    script = _training_script(tmp_path)
+    assert cli.main(["profile", script, "3", "-1", "--steps", "10", "--skip", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "3 step(s) recorded" in out and "script finished" in out
+    assert cli.main(["profile", script, "5", "2", "--steps", "10"]) == 1
+    captured = capsys.readouterr()
+    assert "ValueError: the script's own bug" in captured.err
+    assert "Self CPU time total" in captured.out  # what ran before the error is shown
+    assert cli.main(["profile", script, "0", "-1"]) == 1
+    assert "nothing was recorded" in capsys.readouterr().err
+
+
+def test_profile_refuses_bad_options(tmp_path, capsys):
+    script = _training_script(tmp_path)
+    assert cli.main(["profile", script, "2", "-1", "--sort", "speed"]) == 2
+    assert "--sort must be one of" in capsys.readouterr().err
+    assert cli.main(["profile", script, "2", "-1", "--steps", "0"]) == 2
+    assert "steps >= 1" in capsys.readouterr().err
+    assert cli.main(["profile", str(tmp_path / "missing.py")]) == 2
+    assert "no script at" in capsys.readouterr().err

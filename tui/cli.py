@@ -10,12 +10,12 @@
     gradlab serve [--port 8000] [-- run SCRIPT args]
                                  serve the app to web browsers (a classroom): each
                                  visitor gets their own copy of the app
-    gradlab demo ... / render ...
+    gradlab demo ... / render ... / profile ...
                                  the engine's commands, see gradlab/cli.py
 
 The commands that open the app live here rather than in gradlab/cli.py so that the
 engine never imports the UI. Textual itself is imported only when the app opens, so
-``gradlab demo`` and ``gradlab render`` start fast.
+``gradlab demo``, ``gradlab render`` and ``gradlab profile`` start fast.
 """
 
 from __future__ import annotations
