@@ -33,7 +33,9 @@ What gradlab does around the two hooks:
   backward raises as it does without hooks, whatever pack stored.
 
 The node keeps only ``pack``'s result, so the bytes it held no longer count
-as ``activation`` memory; where they went is up to ``pack``.
+as ``activation`` memory; where they went is up to ``pack``. (A pack that
+returns the tensor itself, or a view of it, keeps those bytes in the graph,
+and they count as before.)
 """
 
 from __future__ import annotations
@@ -153,6 +155,12 @@ class PackedSavedTensor(SavedTensor):
         self.version = None if storage is None else storage.version
         with no_grad():
             self.packed = pack(given)
+        packed = self.packed
+        if isinstance(packed, Tensor) and packed._storage is given._storage:
+            # pack kept the tensor itself (or a view of it): the node still holds those
+            # bytes, so they still count as activation memory, and are released with it
+            self.tensor, self.storage = given, given._storage
+            self.storage.retain_for_backward()
 
     def unpack(self, node):
         if self.kind == "value":

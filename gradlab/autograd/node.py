@@ -196,7 +196,7 @@ class Node:
             for s in saved:
                 # A forward that raised after save_for_backward leaves raw, unresolved
                 # items here; they hold no accounting to undo.
-                if type(s) is SavedTensor and s.storage is not None:
+                if isinstance(s, SavedTensor) and s.storage is not None:
                     s.release()
         self._saved = _RELEASED
 

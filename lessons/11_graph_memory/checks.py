@@ -163,3 +163,36 @@ def run_in_chunks(student, rng):
            f"under {limit} bytes (cut into chunks: {chunked_peak}; one graph over all "
            f"steps: {full_peak})",
            f"{peak} bytes", "detach h between chunks instead of keeping the whole graph")
+
+
+@check("offload_step")
+def offload_step(student, rng):
+    model, n_in, n_out = _mlp(rng)
+    n = int(rng.integers(64, 160))
+    X, y = (gradlab.tensor(rng.normal(size=shape), dtype=gradlab.float32)
+            for shape in ((n, n_in), (n, n_out)))
+    plain = copy.deepcopy(model)
+    gc.collect()
+    before = gradlab.memory_stats()["activation_bytes"]
+    loss = F.mse_loss(plain(X), y)
+    plain_held = gradlab.memory_stats()["activation_bytes"] - before
+    loss.backward()
+    theirs = copy.deepcopy(model)
+    gc.collect()
+    got = student.offload_step(theirs, X, y)
+    expect(isinstance(got, tuple) and len(got) == 2, "offload_step returns (loss, bytes)",
+           "a pair", repr(got)[:80])
+    got_loss, got_held = got
+    expect(type(got_loss) is float, "the loss is a Python float", "float",
+           type(got_loss).__name__, "return loss.item()")
+    expect_close(got_loss, loss.item(), f"the loss of one step on a batch of {n}",
+                 rtol=1e-5, atol=1e-7)
+    for name, p in plain.named_parameters():
+        expect_close(dict(theirs.named_parameters())[name].grad, p.grad,
+                     f"{name}.grad, with the saved tensors unpacked from NumPy copies",
+                     rtol=1e-5, atol=1e-7)
+    expect(got_held == before, "activation bytes right after the offloaded forward",
+           f"{before} (nothing more: a plain graph would hold {plain_held} bytes)",
+           f"{got_held}",
+           "run the forward and the loss inside `with saved_tensors_hooks(pack, unpack):` "
+           "with a pack that returns a NumPy copy, and read memory_stats() right after")

@@ -3,6 +3,7 @@
 import gradlab
 import gradlab.nn.functional as F
 from gradlab import nn
+from gradlab.autograd.graph import saved_tensors_hooks
 
 
 def evaluate(model, X):
@@ -52,6 +53,25 @@ def run_in_chunks(cell, xs, h, chunk):
     return losses, h
 
 
+def offload_step(model, X, y):
+    """One forward, MSE loss and backward, with every saved tensor kept as a NumPy copy.
+
+    Returns (the loss as a float, the activation bytes gradlab counts right after the
+    forward and loss).
+    """
+    def pack(t):  # the node keeps this NumPy copy instead of the tensor
+        return t.detach().numpy().copy()
+
+    def unpack(kept):  # backward gets a tensor with the same values back
+        return gradlab.from_numpy(kept)
+
+    with saved_tensors_hooks(pack, unpack):
+        loss = F.mse_loss(model(X), y)
+    held = gradlab.memory_stats()["activation_bytes"]  # 0: nothing gradlab counts is saved
+    loss.backward()  # each node unpacks what it kept, with the hooks it saved with
+    return loss.item(), held
+
+
 if __name__ == "__main__":
     # What the app runs when you press r. Watch the Memory panel: "activation" rises
     # during a forward and falls to zero when backward frees what the graph saved.
@@ -74,3 +94,6 @@ if __name__ == "__main__":
     cell = nn.RNNCell(8, 16)
     losses, h = run_in_chunks(cell, gradlab.randn(12, 4, 8), gradlab.zeros(4, 16), chunk=4)
     print("chunk losses", [round(v, 4) for v in losses], "h.grad_fn =", h.grad_fn)
+    model.zero_grad()
+    loss, held = offload_step(model, X, y)
+    print(f"offloaded step: loss {loss:.4f}, activation bytes after the forward: {held}")

@@ -1,6 +1,6 @@
 """Lesson 11: what the graph keeps alive in memory.
 
-Fill in the three functions marked TODO, then check them with `gradlab check 11`
+Fill in the four functions marked TODO, then check them with `gradlab check 11`
 (or press k in the app). Run this file under the debugger with r in the app and
 watch the Memory panel.
 """
@@ -8,6 +8,7 @@ watch the Memory panel.
 import gradlab
 import gradlab.nn.functional as F
 from gradlab import nn
+from gradlab.autograd.graph import saved_tensors_hooks
 
 
 def evaluate(model, X):
@@ -43,6 +44,19 @@ def run_in_chunks(cell, xs, h, chunk):
     raise NotImplementedError("run_in_chunks")
 
 
+def offload_step(model, X, y):
+    """One forward, MSE loss and backward, with every saved tensor kept as a NumPy copy.
+
+    Returns (the loss as a float, the activation bytes gradlab counts right after the
+    forward and loss).
+    """
+    # TODO: a pack hook that returns t.detach().numpy().copy() and an unpack hook that
+    #       returns gradlab.from_numpy(...) of it; compute loss = F.mse_loss(model(X), y)
+    #       inside `with saved_tensors_hooks(pack, unpack):`, read
+    #       gradlab.memory_stats()["activation_bytes"], then loss.backward()
+    raise NotImplementedError("offload_step")
+
+
 if __name__ == "__main__":
     # What the app runs when you press r. Watch the Memory panel: "activation" rises
     # during a forward and falls to zero when backward frees what the graph saved.
@@ -65,3 +79,6 @@ if __name__ == "__main__":
     cell = nn.RNNCell(8, 16)
     losses, h = run_in_chunks(cell, gradlab.randn(12, 4, 8), gradlab.zeros(4, 16), chunk=4)
     print("chunk losses", [round(v, 4) for v in losses], "h.grad_fn =", h.grad_fn)
+    model.zero_grad()
+    loss, held = offload_step(model, X, y)
+    print(f"offloaded step: loss {loss:.4f}, activation bytes after the forward: {held}")

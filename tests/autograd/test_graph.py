@@ -64,6 +64,22 @@ def test_the_node_keeps_only_what_pack_returned():
     assert h.grad_fn.saved_bytes == 0 and plain.grad_fn.saved_bytes == 256 * 256 * 4
 
 
+def test_a_pack_that_keeps_the_tensor_itself_still_counts_its_bytes():
+    x = gradlab.randn(128, 128, requires_grad=True)
+    before = gradlab.memory_stats()["activation_bytes"]
+    with saved_tensors_hooks(lambda t: t, lambda t: t):
+        h = (x * 2).tanh()
+    held = gradlab.memory_stats()["activation_bytes"] - before
+    assert held >= 128 * 128 * 4 and h.grad_fn.saved_bytes == 128 * 128 * 4
+    h.sum().backward()
+    assert gradlab.memory_stats()["activation_bytes"] == before  # released with the node
+    with saved_tensors_hooks(lambda t: t.detach(), lambda t: t):  # a view: the same bytes
+        h = (x * 2).tanh()
+    assert gradlab.memory_stats()["activation_bytes"] - before == held
+    del h
+    assert gradlab.memory_stats()["activation_bytes"] == before
+
+
 def test_packed_values_are_freed_after_backward_and_a_second_backward_explains():
     x = gradlab.randn(4, requires_grad=True)
     boxes = []
