@@ -251,3 +251,19 @@ def test_a_dataloader_pass_is_an_epoch_phase():
             list(loader)
     assert [(e.kind, e.iteration, e.source) for e in seen] == \
         [("epoch", 1, id(loader)), ("epoch", 2, id(loader))]
+
+
+def test_add_and_sub_with_alpha_are_one_op_each():
+    """PyTorch's add(alpha=) is one op: the optimizers' p.add_(g, alpha=-lr) shows as one."""
+    a = gradlab.randn(3, requires_grad=True)
+    b = gradlab.randn(3)
+    seen = []
+    with events.subscribe(lambda e: seen.append(e.op) if isinstance(e, events.OpForward)
+                          else None):
+        y = gradlab.add(a, b, alpha=2.0)
+        z = a.sub(b, alpha=0.5)
+        with gradlab.no_grad():
+            a.add_(b, alpha=-0.1)
+            a.sub_(b, alpha=3)
+    assert seen == ["add", "sub", "add_", "sub_"]
+    assert (y.grad_fn.name(), z.grad_fn.name()) == ("AddBackward0", "SubBackward0")

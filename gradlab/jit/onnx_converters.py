@@ -31,7 +31,10 @@ def _operand(b, x, like: Value) -> str:
 def _binary(op_type: str):
     def convert(b, args, out):
         a, c = args[0], args[1]
-        return b.emit(op_type, [_operand(b, a, out[0]), _operand(b, c, out[0])])
+        other = _operand(b, c, out[0])
+        if len(args) == 3:  # add/sub with alpha=: a ± alpha·c
+            (other,) = b.emit("Mul", [other, b.scalar_like(args[2], out[0])])
+        return b.emit(op_type, [_operand(b, a, out[0]), other])
     return convert
 
 

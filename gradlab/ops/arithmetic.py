@@ -87,6 +87,47 @@ class RsubScalar(Rsub):
     name, node_name = "rsub", "RsubBackward1"
 
 
+class AddScaled(Function):
+    """a + alpha·b: ``add`` with ``alpha=``, one op as in PyTorch (not a mul, then an add).
+    d/da = 1, d/db = alpha."""
+
+    name, node_name = "add", "AddBackward0"
+    raw = True
+
+    @staticmethod
+    def forward(ctx, a, b, alpha):
+        ctx.alpha = alpha
+        return a + b * alpha
+
+    @staticmethod
+    def backward(ctx, grad):
+        sa, sb, _ = ctx.input_shapes
+        return (None if sa is None else unbroadcast(grad, sa),
+                None if sb is None else unbroadcast(grad * ctx.alpha, sb), None)
+
+    @staticmethod
+    def jvp(ctx, ta, tb, _):
+        """ẏ = ȧ + alpha·ḃ."""
+        return tangent_sum(ctx.results[0].shape, ta, None if tb is None else tb * ctx.primals[2])
+
+
+class SubScaled(AddScaled):
+    """a - alpha·b: ``sub`` with ``alpha=``, as AddScaled with -alpha under sub's names."""
+
+    name, node_name = "sub", "SubBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, alpha):
+        ctx.alpha = -alpha
+        return a - b * alpha
+
+    @staticmethod
+    def jvp(ctx, ta, tb, _):
+        """ẏ = ȧ - alpha·ḃ."""
+        return tangent_sum(ctx.results[0].shape, ta,
+                           None if tb is None else tb * -ctx.primals[2])
+
+
 class Mul(Function):
     """a * b.   d/da = b, d/db = a.   jvp: ẏ = ȧ · b + a · ḃ (linear in each input)."""
 
@@ -152,19 +193,29 @@ class Neg(Function):
 def add(input, other, *, alpha=1) -> Tensor:
     """``input + alpha * other``, broadcasting."""
     if alpha != 1:
-        input, other = _scaled("add", input, other, alpha)
+        return _scaled(AddScaled, input, other, alpha)
     return binary_op(Add, input, other)
 
 
-def _scaled(op: str, a, b, alpha):
-    """``a`` and ``alpha * b``, promoted together first (so a float64 ``a`` makes the
-    product float64 too, as PyTorch); a float alpha for integer tensors is refused."""
+def _scaled(op, a, b, alpha):
+    """``a + alpha * b`` (op AddScaled) or ``a - alpha * b`` (SubScaled), the operands
+    promoted together first (so a float64 ``a`` makes the product float64 too, as
+    PyTorch); a float alpha for integer tensors is refused."""
+    a, b = _promoted_for_alpha(op.name, a, b, alpha)
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):  # a number: scale it here
+        return binary_op(Add if op is AddScaled else Sub, a, b * alpha)
+    return op.apply(a, b, alpha)
+
+
+def _promoted_for_alpha(name: str, a, b, alpha):
+    """``a`` and ``b`` promoted together; a float alpha for integer tensors is refused."""
     a, b = promote(a, b)
     dtype = _dtype_of(a, b)
     if isinstance(alpha, float) and not dtype.is_floating_point:
-        raise RuntimeError(f"{op}: for integer tensors ({dtype}), alpha must be an integer, got "
-                           f"{alpha} (as PyTorch). Fix: convert to float first, e.g. x.float()")
-    return a, mul(b, alpha)
+        raise RuntimeError(f"{name}: for integer tensors ({dtype}), alpha must be an integer, "
+                           f"got {alpha} (as PyTorch). Fix: convert to float first, e.g. "
+                           "x.float()")
+    return a, b
 
 
 def sub(input, other, *, alpha=1) -> Tensor:
@@ -188,7 +239,11 @@ def _subtract(op, minuend, subtrahend, alpha) -> Tensor:
             "Fix: to invert a mask use ~mask or logical_not(); for numbers convert with .int()"
         )
     if alpha != 1:
-        minuend, subtrahend = _scaled(op.name, minuend, subtrahend, alpha)
+        if op is Sub:
+            return _scaled(SubScaled, minuend, subtrahend, alpha)
+        # rsub(x, y, alpha) = y - alpha·x, rare enough to stay two ops
+        minuend, subtrahend = _promoted_for_alpha(op.name, minuend, subtrahend, alpha)
+        return binary_op(op, minuend, mul(subtrahend, alpha))
     return binary_op(op, minuend, subtrahend)
 
 

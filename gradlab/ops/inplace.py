@@ -99,7 +99,8 @@ def apply_inplace_fn(name: str, target: Tensor, fn, *args, convert: bool = True,
 # With nothing to record, these ops write straight into the tensor's memory, as
 # NumPy's ``a -= b`` does, instead of computing a temporary and copying it in.
 _UFUNCS = {arithmetic.Add: "add", arithmetic.Sub: "subtract", arithmetic.Mul: "multiply",
-           arithmetic.Div: "true_divide"}
+           arithmetic.Div: "true_divide", arithmetic.AddScaled: "add",
+           arithmetic.SubScaled: "subtract"}
 _direct_forms: dict = {}
 
 
@@ -118,8 +119,9 @@ def _direct_form(op: type[Function]) -> type[Function]:
     if cls is None:
         ufunc = _UFUNCS[op]
 
-        def forward(ctx, a, b):
-            return getattr(xp_for(a), ufunc)(a, b, out=a)
+        def forward(ctx, a, b, alpha=None):  # alpha: AddScaled/SubScaled's a ± alpha·b
+            xp = xp_for(a)
+            return getattr(xp, ufunc)(a, b if alpha is None else xp.multiply(b, alpha), out=a)
 
         cls = _direct_forms[op] = type(op.__name__ + "_", (op,), {
             "name": op.name + "_", "node_name": op.node_name, "returns_input": True,
@@ -260,13 +262,25 @@ def _operand_for(name: str, target: Tensor, value):
 
 
 def add_(input, other, *, alpha=1) -> Tensor:
-    return apply_inplace(arithmetic.Add, input,
-                         other if alpha == 1 else arithmetic.mul(other, alpha))
+    if alpha == 1:
+        return apply_inplace(arithmetic.Add, input, other)
+    return _scaled_(arithmetic.AddScaled, input, other, alpha)
 
 
 def sub_(input, other, *, alpha=1) -> Tensor:
-    return apply_inplace(arithmetic.Sub, input,
-                         other if alpha == 1 else arithmetic.mul(other, alpha))
+    if alpha == 1:
+        return apply_inplace(arithmetic.Sub, input, other)
+    return _scaled_(arithmetic.SubScaled, input, other, alpha)
+
+
+def _scaled_(op, input, other, alpha) -> Tensor:
+    """``input += alpha * other`` (or ``-=``) as one op, the optimizers' update
+    (``p.add_(g, alpha=-lr)``); an operand of another dtype is scaled in the wider dtype
+    first, as PyTorch computes in the promoted type before storing."""
+    if isinstance(other, Tensor) and other.dtype is not getattr(input, "dtype", None):
+        plain = arithmetic.Add if op is arithmetic.AddScaled else arithmetic.Sub
+        return apply_inplace(plain, input, arithmetic.mul(other, alpha))
+    return apply_inplace(op, input, other, alpha)
 
 
 def mul_(input, other) -> Tensor:

@@ -39,6 +39,9 @@ class SelfAttention(nn.Module):
 
 
 CASES = {
+    "alpha_and_view": lambda: (lambda x, y: gradlab.sub(gradlab.add(x, y, alpha=2.5), y,
+                                                      alpha=0.5).view(2, 6),
+                               (gradlab.randn(3, 4), gradlab.randn(4))),
     "mlp": lambda: (nn.Sequential(nn.Linear(6, 8), nn.GELU(), nn.LayerNorm(8), nn.Dropout(0.1),
                                   nn.Linear(8, 3), nn.LogSoftmax(1)), (gradlab.randn(4, 6),)),
     "activations": lambda: (nn.Sequential(nn.GELU("tanh"), nn.SiLU(), nn.ELU(0.5), nn.SELU(),
