@@ -33,7 +33,19 @@ from .anomaly_mode import anomaly
 from .grad_mode import state
 from .node import AccumulateGrad, gradient_edge
 
-__all__ = ["backward", "grad", "run_backward"]
+__all__ = ["backward", "grad", "run_backward", "queue_callback"]
+
+
+def queue_callback(callback) -> None:
+    """Run ``callback()`` once the backward pass under way has run every node, before it
+    returns (PyTorch's ``Variable._execution_engine.queue_callback``). A hook calls this
+    to act on the whole pass: DistributedDataParallel averages gradients there when some
+    parameters may get none."""
+    callbacks = state.backward_callbacks
+    if callbacks is None:
+        raise RuntimeError("queue_callback: final callbacks can only be installed during a "
+                           "backward pass (from a hook that backward runs)")
+    callbacks.append(callback)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
@@ -150,10 +162,11 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accu
     heapq.heapify(ready)
 
     call_node = _call_node_detecting_anomaly if anomaly.enabled else _call_node
-    prev_enabled, prev_autocast, prev_inputs = state.enabled, state.autocast, \
-        state.backward_inputs
+    prev_enabled, prev_autocast, prev_inputs, prev_callbacks = state.enabled, state.autocast, \
+        state.backward_inputs, state.backward_callbacks
     # Backward runs each op in the dtypes forward saved, never under autocast (as in PyTorch).
     state.enabled, state.autocast, state.backward_inputs = create_graph, None, inputs is not None
+    state.backward_callbacks = callbacks = []
     if events.listeners or events.light_listeners:
         events.emit(events.Phase(events.next_seq(), "backward_begin",
                                  roots=tuple(events.tensor_ref(t) for t in tensors)))
@@ -195,9 +208,12 @@ def run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs, accu
             for t, g in zip(inputs, captured):
                 if g is not None:
                     _accumulate(t, g, create_graph)
+        for callback in callbacks:  # queue_callback's, in order (one may queue another)
+            callback()
     finally:
         state.enabled, state.autocast, state.backward_inputs = prev_enabled, prev_autocast, \
             prev_inputs
+        state.backward_callbacks = prev_callbacks
         if events.listeners or events.light_listeners:
             events.emit(events.Phase(events.next_seq(), "backward_end"))
     return captured

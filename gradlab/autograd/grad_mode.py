@@ -29,6 +29,7 @@ class _State(threading.local):
     backward_inputs = False  # the running backward was given inputs (autograd.grad ...)
     tracer = None  # the gradlab.jit tracer recording this thread's calls, else None
     saved_hooks = None  # (pack, unpack) of the innermost autograd.graph.saved_tensors_hooks
+    backward_callbacks = None  # during a backward: what engine.queue_callback queued
     saved_hooks_disabled = None  # inside disable_saved_tensors_hooks: its error message
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import warnings
 
 from ..tensor import Tensor
+from . import engine as _engine
 
 __all__ = ["Variable"]
 
@@ -47,3 +48,12 @@ class _VariableMeta(type):
 class Variable(metaclass=_VariableMeta):
     """Deprecated wrapper: ``Variable(t, requires_grad=False)`` is ``t.detach()`` with
     ``requires_grad`` set (see the module docstring)."""
+
+
+class _ExecutionEngine:
+    """``Variable._execution_engine``: where PyTorch code reaches the backward engine."""
+
+    queue_callback = staticmethod(_engine.queue_callback)
+
+
+Variable._execution_engine = _ExecutionEngine()

@@ -21,7 +21,7 @@ from ..tensor import Tensor
 from .process_group import DistributedError, Group, _current
 
 __all__ = ["ReduceOp", "all_reduce", "broadcast", "all_gather", "barrier", "Work",
-           "all_reduce_array", "all_gather_array"]
+           "all_reduce_array", "all_gather_array", "reduce_in_place"]
 
 
 class ReduceOp:
@@ -117,13 +117,19 @@ def _fail(g: Group, message: str) -> None:
 def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """Combine ``tensor`` across the ranks (sum by default); every rank gets the result."""
     _check_tensor("all_reduce", tensor)
-    _write(tensor, all_reduce_array(_host(tensor), op))
+    reduce_in_place(tensor, op)
     return _finish(async_op)
 
 
-def all_reduce_array(local: np.ndarray, op=ReduceOp.SUM) -> np.ndarray:
+def reduce_in_place(tensor: Tensor, op=ReduceOp.SUM, what: str | None = None) -> None:
+    """``all_reduce``'s work, saying what ``tensor`` is (see ``all_reduce_array``)."""
+    _write(tensor, all_reduce_array(_host(tensor), op, what))
+
+
+def all_reduce_array(local: np.ndarray, op=ReduceOp.SUM, what: str | None = None) -> np.ndarray:
     """``all_reduce`` of a NumPy array: the combined array (ops that sync statistics, such as
-    SyncBatchNorm, use it on their raw arrays)."""
+    SyncBatchNorm, use it on their raw arrays). ``what`` says what the array is ("the
+    gradient of fc.weight"): ranks must agree on it too, and a mismatch error names it."""
     if op not in _COMBINE:
         raise ValueError(f"all_reduce: unknown op {op!r}; use gradlab.distributed.ReduceOp.SUM, "
                          "AVG, PRODUCT, MIN or MAX")
@@ -136,7 +142,10 @@ def all_reduce_array(local: np.ndarray, op=ReduceOp.SUM) -> np.ndarray:
             total = (total / len(arrays)).astype(total.dtype, copy=False)
         return total
 
-    return _exchange(_current("all_reduce"), {"op": "all_reduce", "reduce": op}, local, combine)
+    call = {"op": "all_reduce", "reduce": op}
+    if what is not None:
+        call["of"] = what
+    return _exchange(_current("all_reduce"), call, local, combine)
 
 
 def broadcast(tensor: Tensor, src: int, group=None, async_op: bool = False):

@@ -223,6 +223,82 @@ def test_ddp_on_two_ranks_trains_as_one_process_on_the_whole_batch(accumulate):
         np.testing.assert_allclose(got, want.detach().numpy(), rtol=1e-12, atol=1e-14)
 
 
+class _TwoBranches(nn.Module):
+    """A model whose forward takes one of two heads: rank 1 never uses ``b`` here."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 6)
+        self.a = nn.Linear(6, 3)
+        self.b = nn.Linear(6, 3)
+        self.never = nn.Linear(6, 3)  # used by no rank: its grad stays None
+
+    def forward(self, x, head):
+        return getattr(self, head)(self.body(x).tanh())
+
+
+def _heads(rank, step):
+    return "a" if rank == 1 or step % 2 else "b"
+
+
+def _train_unused(rank, world, steps=3):
+    gradlab.manual_seed(7)
+    model = _TwoBranches().double()
+    net = nn.parallel.DistributedDataParallel(model, find_unused_parameters=True)
+    opt = gradlab.optim.SGD(net.parameters(), lr=0.1)
+    x, y = _unused_data()
+    grads = []
+    for step in range(steps):
+        opt.zero_grad()
+        F.cross_entropy(net(x[rank::world], _heads(rank, step)), y[rank::world]).backward()
+        grads.append({n: None if p.grad is None else p.grad.numpy().copy()
+                      for n, p in model.named_parameters()})
+        opt.step()
+    return grads
+
+
+def _unused_data():
+    rng = np.random.default_rng(1)
+    return gradlab.tensor(rng.normal(size=(8, 4))), gradlab.tensor(rng.integers(0, 3, 8))
+
+
+def test_ddp_find_unused_parameters_averages_what_any_rank_used():
+    ranks = _ok(run_ranks(_train_unused))
+    gradlab.manual_seed(7)
+    model = _TwoBranches().double()
+    opt = gradlab.optim.SGD(model.parameters(), lr=0.1)
+    x, y = _unused_data()
+    for step, (g0, g1) in enumerate(zip(*ranks)):
+        opt.zero_grad()
+        # one process: the mean over both ranks' losses, each rank's half through its head
+        loss = sum(F.cross_entropy(model(x[r::2], _heads(r, step)), y[r::2]) for r in (0, 1))
+        (loss / 2).backward()
+        for name, p in model.named_parameters():
+            assert (g0[name] is None) == (g1[name] is None) == (p.grad is None), name
+            if p.grad is not None:
+                np.testing.assert_array_equal(g0[name], g1[name])
+                np.testing.assert_allclose(g0[name], p.grad.numpy(), rtol=1e-12, atol=1e-14)
+        opt.step()
+    assert ranks[0][0]["never.weight"] is None and ranks[0][0]["b.weight"] is not None
+
+
+def _unused_without_the_flag(rank, world):
+    gradlab.manual_seed(7)
+    net = nn.parallel.DistributedDataParallel(_TwoBranches().double())
+    x, y = _unused_data()
+    F.cross_entropy(net(x[rank::world], "a" if rank else "b"), y[rank::world]).backward()
+
+
+def test_ddp_without_find_unused_parameters_names_the_mismatch():
+    """Heads a and b have the same shapes: without the check their gradients would be
+    averaged together silently."""
+    results = run_ranks(_unused_without_the_flag, timeout=5.0)
+    for status, message in results.values():
+        assert status == "error" and message.startswith("DistributedError")
+        assert "the gradient of b.bias" in message and "the gradient of a.bias" in message
+        assert "find_unused_parameters=True" in message
+
+
 def _buffers_and_keys(rank, world):
     gradlab.manual_seed(rank)
     model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))

@@ -164,4 +164,4 @@ def test_the_gradlab_command_does_not_import_textual_until_the_app_opens():
 
 def test_the_app_commands_come_first_then_the_engines():
     assert [c.name for c in cli.COMMANDS] == ["run", "lesson", "check", "serve", "demo",
-                                              "render"]
+                                              "render", "profile"]

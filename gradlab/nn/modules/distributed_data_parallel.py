@@ -17,14 +17,28 @@ stay identical, every rank must apply the same update, so DDP:
 accumulation: average once, on the last micro-batch). Unlike PyTorch,
 gradients are averaged one parameter at a time rather than in buckets: the
 same numbers, with more, smaller messages.
+
+With ``find_unused_parameters=True`` a forward may leave some parameters out
+(a branch taken on one rank and not on another). Averaging as each gradient
+arrives would then have the ranks wait for different parameters, so instead
+the hooks only note which parameters got a gradient, and at the end of the
+backward pass (``queue_callback``) the ranks first agree on which parameters
+any of them used, then average those in ``parameters()`` order, a rank that
+did not use one adding zeros. A parameter no rank used keeps ``grad=None``,
+as in PyTorch.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 
+import numpy as np
+
 from ... import distributed as dist
+from ...autograd.engine import queue_callback
 from ...autograd.grad_mode import no_grad
+from ...distributed.collectives import all_reduce_array, reduce_in_place
+from ...ops.creation import zeros_like
 from .module import Module
 
 __all__ = ["DistributedDataParallel"]
@@ -44,28 +58,66 @@ class DistributedDataParallel(Module):
                 "Fix: call gradlab.distributed.init_process_group('gloo') in every process "
                 "first (python -m gradlab.distributed.run --nproc-per-node N script.py starts "
                 "them)")
-        if find_unused_parameters:
-            raise NotImplementedError(
-                "DistributedDataParallel: find_unused_parameters=True is not supported: every "
-                "rank's backward must reach the same parameters (an unused one raises an error "
-                "naming it rather than hanging)")
         self.module = module
         self.__dict__["broadcast_buffers"] = broadcast_buffers
+        self.__dict__["find_unused_parameters"] = find_unused_parameters
         self.__dict__["_sync"] = True
         self.__dict__["_world"] = dist.get_world_size()
         self.__dict__["_handles"] = []
+        self.__dict__["_ready"] = None  # find_unused_parameters: ids of this pass's gradients
+        self.__dict__["_names"] = {id(p): name for name, p in module.named_parameters()}
         with no_grad():
             for t in list(module.parameters()) + list(module.buffers()):
                 dist.broadcast(t, src=0)
+        hook = self._note_ready if find_unused_parameters else self._average
         for p in module.parameters():
             if p.requires_grad:
-                self._handles.append(p.register_post_accumulate_grad_hook(self._average))
+                self._handles.append(p.register_post_accumulate_grad_hook(hook))
 
     def _average(self, param) -> None:
-        """Average ``param.grad`` over the ranks (in place), unless inside ``no_sync()``."""
+        """Average ``param.grad`` over the ranks (in place), unless inside ``no_sync()``.
+
+        Each rank averages its gradients in the order its backward finishes them; the
+        ranks check they average the same parameter, so a forward that used different
+        parameters on different ranks raises, naming them, instead of mixing them up."""
         if self._sync and param.grad is not None:
-            with no_grad():
-                dist.all_reduce(param.grad, op=dist.ReduceOp.AVG)
+            self._average_grad(param)
+
+    def _average_grad(self, param) -> None:
+        try:
+            reduce_in_place(param.grad, dist.ReduceOp.AVG,
+                            f"the gradient of {self._names[id(param)]}")
+        except dist.DistributedError as error:
+            raise dist.DistributedError(
+                f"{error}. DistributedDataParallel: the ranks' backward passes reached "
+                "different parameters. Fix: if the forward may leave parameters out on some "
+                "ranks, wrap the model with DistributedDataParallel(model, "
+                "find_unused_parameters=True)") from None
+
+    def _note_ready(self, param) -> None:
+        """find_unused_parameters: remember the gradient; the first one of a backward pass
+        queues the averaging of all of them for the end of the pass."""
+        if not self._sync:
+            return
+        if self._ready is None:
+            self.__dict__["_ready"] = set()
+            queue_callback(self._average_used)
+        self._ready.add(id(param))
+
+    def _average_used(self) -> None:
+        """Agree with the other ranks on the parameters any of them used, then average
+        those (zeros from a rank that did not use one); the others stay without a grad."""
+        ready, self.__dict__["_ready"] = self._ready, None
+        params = [p for p in self.module.parameters() if p.requires_grad]
+        used = np.array([id(p) in ready for p in params], dtype=np.int64)
+        used_anywhere = all_reduce_array(used)
+        with no_grad():
+            for p, count in zip(params, used_anywhere):
+                if not count:
+                    continue
+                if p.grad is None:  # this rank's forward left it out: it adds nothing
+                    p.grad = zeros_like(p)
+                self._average_grad(p)
 
     def forward(self, *inputs, **kwargs):
         if self.broadcast_buffers and self.training:
