@@ -45,7 +45,7 @@ def _unary(op_type: str, **attrs):
 
 
 def _reshape(b, args, out):
-    return b.emit("Reshape", [b.name(args[0]), b.ints(out[0].shape)])
+    return b.emit("Reshape", [b.name(args[0]), b.shape_of(out[0], infer=True)])
 
 
 def _identity(b, args, out):
@@ -83,6 +83,7 @@ def _conv_transpose(b, args, out):
     output, so ONNX's output_padding is what the kernels alone don't reach."""
     x, w, bias, geo = args
     rank = len(x.shape) - 2
+    b.require_static(x, range(-rank, 0), "a transposed convolution's output padding")
     attrs = _window_attrs(geo, rank)
     keep = slice(2 - rank, None)
     reach = [(o - 1) * s + (k - 1) * d + 1 - pb - pe for o, s, k, d, (pb, pe) in zip(
@@ -96,14 +97,14 @@ def _conv_transpose(b, args, out):
 def _group_norm(b, args, out):
     """(x - mean) / sqrt(var + eps) over each group of channels, then weight and bias."""
     x, groups, weight, bias, eps = args
-    n, channels = x.shape[0], x.shape[1]
-    (flat,) = b.emit("Reshape", [b.name(x), b.ints([n, groups, -1])])
+    channels = x.shape[1]
+    (flat,) = b.emit("Reshape", [b.name(x), b.shape_tensor([b.dim(x, 0), groups, -1])])
     (mean,) = _reduced(b, "ReduceMean", flat, [2], True)
     (centered,) = b.emit("Sub", [flat, mean])
     (square,) = b.emit("Mul", [centered, centered])
     (var,) = _reduced(b, "ReduceMean", square, [2], True)
     (std,) = b.emit("Sqrt", [b.emit("Add", [var, b.scalar_like(eps, x)])[0]])
-    (normed,) = b.emit("Reshape", [b.emit("Div", [centered, std])[0], b.ints(x.shape)])
+    (normed,) = b.emit("Reshape", [b.emit("Div", [centered, std])[0], b.shape_of(x)])
     per_channel = [channels] + [1] * (len(x.shape) - 2)
     if weight is not None:
         (normed,) = b.emit("Mul", [normed, b.emit("Reshape", [b.name(weight),
@@ -115,14 +116,20 @@ def _group_norm(b, args, out):
 
 
 def _pool_input(b, x: Value, attrs: dict) -> str:
-    """Negative end pads (gradlab crops what no window reaches) become a Slice first."""
+    """Negative end pads (gradlab crops what no window reaches) become a Slice first. Along
+    axes whose size follows a dynamic axis, how much is left over depends on the size; no
+    window reaches it either way, so those simply get no end pad."""
     rank = len(attrs["kernel_shape"])
     ends = attrs["pads"][rank:]
     name = b.name(x)
     if any(p < 0 for p in ends):
         axes = list(range(len(x.shape) - rank, len(x.shape)))
-        stops = [x.shape[a] + min(p, 0) for a, p in zip(axes, ends)]
-        (name,) = b.emit("Slice", [name, b.ints([0] * rank), b.ints(stops), b.ints(axes)])
+        moving = set(b.dynamic(x))
+        crop = [(a, x.shape[a] + p) for a, p in zip(axes, ends) if p < 0 and a not in moving]
+        if crop:
+            (name,) = b.emit("Slice", [name, b.ints([0] * len(crop)),
+                                       b.ints([stop for _, stop in crop]),
+                                       b.ints([a for a, _ in crop])])
         attrs["pads"] = attrs["pads"][:rank] + [max(p, 0) for p in ends]
     return name
 
@@ -142,6 +149,12 @@ def _avg_pool(b, args, out):
     name = _pool_input(b, x, attrs)
     attrs.pop("dilations")
     divisor = np.asarray(divisor, dtype=np.float64)
+    if set(b.dynamic(x)) & set(range(len(x.shape) - rank, len(x.shape))):
+        # Window sizes read at export time: only windows that never reach padding (each
+        # divides by the kernel's size) stay right at every input size.
+        if any(attrs["pads"]) or not (divisor == np.prod(attrs["kernel_shape"])).all():
+            b.require_static(x, range(-rank, 0), "average pooling with padding")
+        return b.emit("AveragePool", [name], count_include_pad=0, **attrs)
     divisor = np.broadcast_to(divisor.reshape(divisor.shape[-rank:]) if divisor.ndim > rank
                               else divisor, out[0].shape[-rank:])  # (1-D pools: (1, L))
     for include in (1, 0):  # which ONNX counting gives gradlab's divisors?
@@ -172,6 +185,8 @@ def _batch_norm(b, args, out):
         raise ExportError("onnx.export: batch_norm on batch statistics (training mode, or "
                           "track_running_stats=False) is not exported; export in eval mode")
     channels = x.shape[1]
+    if weight is None or bias is None:
+        b.require_static(x, [1], "batch_norm without affine weights")
     scale = b.name(weight) if weight is not None else b.const(np.ones(channels, x.dtype.np))
     shift = b.name(bias) if bias is not None else b.const(np.zeros(channels, x.dtype.np))
     return b.emit("BatchNormalization", [b.name(x), scale, shift, b.name(mean), b.name(var)],
@@ -181,6 +196,8 @@ def _batch_norm(b, args, out):
 def _layer_norm(b, args, out):
     x, weight, bias, k, eps = args
     shape = x.shape[-k:]
+    if weight is None:
+        b.require_static(x, range(-k, 0), "layer_norm without weights")
     scale = b.name(weight) if weight is not None else b.const(np.ones(shape, x.dtype.np))
     inputs = [b.name(x), scale] + ([b.name(bias)] if bias is not None else [])
     return b.emit("LayerNormalization", inputs, axis=-k, epsilon=float(eps))
@@ -345,7 +362,7 @@ def _argextreme(b, args, out):
         dim = 0
     (index,) = b.emit("ArgMax" if largest else "ArgMin", [name], axis=int(dim),
                       keepdims=int(bool(keepdim)))
-    return b.emit("Reshape", [index, b.ints(out[0].shape)])
+    return b.emit("Reshape", [index, b.shape_of(out[0], infer=True)])
 
 
 def _mish(b, args, out):  # x · tanh(softplus(x))
@@ -365,6 +382,7 @@ def _resample(b, args, out):
     x, taps, _ = args
     name = b.name(x)
     rank = len(x.shape)
+    b.require_static(x, [axis for axis, _ in taps], "upsampling")
     for axis, (index, weight, _) in taps:
         if weight is None:
             (name,) = b.emit("Gather", [name, b.const(np.asarray(index[0], np.int64))],
@@ -388,7 +406,7 @@ def _to(b, args, out):
 
 
 def _expand(b, args, out):
-    return b.emit("Expand", [b.name(args[0]), b.ints(out[0].shape)])
+    return b.emit("Expand", [b.name(args[0]), b.shape_of(out[0])])
 
 
 def _pow(b, args, out):
@@ -410,13 +428,20 @@ def _index(b, args, out):
         at = parts.index(Ellipsis)
         parts[at:at + 1] = [slice(None)] * (len(x.shape) - len(parts) + 1)
     starts, ends, axes, steps = [], [], [], []
+    moving = b.dynamic(x)
     for axis, (part, size) in enumerate(zip(parts, x.shape)):
         if isinstance(part, slice):
             if part == slice(None):
                 continue
-            start, stop, step = part.indices(size)
-            if step < 0 and stop < 0:
-                stop = -size - 1  # ONNX: past the front of the axis
+            if axis in moving:  # the slice as written: ONNX resolves it at run time
+                start, stop, step = _slice_as_written(part)
+            else:
+                start, stop, step = part.indices(size)
+                if step < 0 and stop < 0:
+                    stop = -size - 1  # ONNX: past the front of the axis
+        elif axis in moving:  # x[-1] stays "the last", whatever the size
+            start, step = int(part), 1
+            stop = start + 1 if start != -1 else _TO_THE_END
         else:
             start, step = int(part) % size, 1
             stop = start + 1
@@ -428,11 +453,24 @@ def _index(b, args, out):
     if axes:
         (name,) = b.emit("Slice", [name, b.ints(starts), b.ints(ends), b.ints(axes),
                                    b.ints(steps)])
-    return b.emit("Reshape", [name, b.ints(out[0].shape)])
+    return b.emit("Reshape", [name, b.shape_of(out[0], infer=True)])
+
+
+_TO_THE_END = 2 ** 63 - 1  # a Slice end past any size (ONNX clamps it)
+
+
+def _slice_as_written(part: slice) -> tuple:
+    """start, stop, step of a slice along an axis whose size is known only at run time."""
+    step = 1 if part.step is None else part.step
+    if step > 0:
+        return (part.start or 0, _TO_THE_END if part.stop is None else part.stop, step)
+    return (-1 if part.start is None else part.start,
+            -_TO_THE_END if part.stop is None else part.stop, step)
 
 
 def _split(b, args, out):
     x, sizes, dim = args
+    b.require_static(x, [dim], "split")
     return b.emit("Split", [b.name(x), b.ints(sizes)], [b.fresh("split") for _ in sizes],
                   axis=int(dim))
 
@@ -440,7 +478,7 @@ def _split(b, args, out):
 def _unbind(b, args, out):
     x, dim = args
     pieces = _split(b, (x, [1] * x.shape[dim], dim), out)
-    return [b.emit("Reshape", [p, b.ints(v.shape)])[0] for p, v in zip(pieces, out)]
+    return [b.emit("Reshape", [p, b.shape_of(v, infer=True)])[0] for p, v in zip(pieces, out)]
 
 
 def _stack(b, args, out):
@@ -461,6 +499,8 @@ def _attention(b, args, out):
     (scores,) = b.emit("Mul", [b.emit("MatMul", [b.name(q), kt])[0], b.scalar_like(scale, q)])
     length, keys = q.shape[-2], k.shape[-2]
     if is_causal:
+        b.require_static(q, [-2], "a causal mask")
+        b.require_static(k, [-2], "a causal mask")
         allowed = np.tril(np.ones((length, keys), dtype=bool))
         (scores,) = b.emit("Where", [b.const(allowed), scores, b.scalar_like(-np.inf, q)])
     if mask is not None:

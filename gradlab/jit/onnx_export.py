@@ -5,8 +5,9 @@ writes each node of the graph as ONNX operators: ``linear`` becomes
 ``Gemm``, ``convolution`` ``Conv``, ``batch_norm`` ``BatchNormalization``
 and so on, one small function per op (:mod:`.onnx_converters`). Parameters and
 buffers become initializers under their ``state_dict`` names. Shapes are the
-example's: every reshape and pool size is known, so the ONNX graph is fully
-static (``dynamic_axes`` is not supported).
+example's, except along ``dynamic_axes`` (a variable batch size or sequence
+length, :mod:`.onnx_dynamic`): sizes that follow those axes are read at run
+time, and the graph's inputs and outputs name them.
 
 An op without a converter stops the export with the op's name, the module
 that ran it and the list of ops that export; the common layers of MLPs,
@@ -18,10 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._atomic_files import write_bytes_atomically
 from ..nn.modules.module import Module
 from .graph import Graph, Node, Value, fill, leaves
 from .onnx_converters import CONVERTERS, ExportError
-from .traced import trace
+from .onnx_dynamic import dynamic_axes_by_input, is_dynamic, signatures
+from .traced import _as_inputs, trace
 
 __all__ = ["export", "ExportError", "CONVERTERS"]
 
@@ -34,15 +37,12 @@ def export(model, args, f, *, input_names=None, output_names=None, opset_version
     write it to ``f`` (a path or a binary file object) as an ONNX model.
 
     ``input_names``/``output_names`` name the graph's inputs and outputs (default: the
-    forward's parameter names, and ``output``, ``output1`` ...). A module is exported in
-    eval mode (dropout off, BatchNorm on its running statistics) and put back as it was.
+    forward's parameter names, and ``output``, ``output1`` ...). ``dynamic_axes`` (as in
+    PyTorch: ``{"x": {0: "batch"}, "output": [0]}``) lets those axes of the inputs vary; the
+    sizes that follow them are read at run time. A module is exported in eval mode (dropout
+    off, BatchNorm on its running statistics) and put back as it was.
     """
     onnx = _onnx()
-    if dynamic_axes:
-        raise NotImplementedError(
-            "onnx.export: dynamic_axes is not supported: a gradlab graph is traced for the "
-            "example's shapes (every reshape and pool size is fixed). Fix: export once per "
-            "input shape you need")
     if opset_version not in OPSETS:
         raise ValueError(f"onnx.export: opset_version {opset_version} is not supported; "
                          f"gradlab writes opsets {OPSETS.start} to {OPSETS.stop - 1}")
@@ -51,12 +51,18 @@ def export(model, args, f, *, input_names=None, output_names=None, opset_version
         model.eval()
     try:
         traced = trace(model, args, check_trace=False)
+        graph = traced.graph
+        names_in = list(input_names or [v.name for v in graph.inputs])
+        names_out = list(output_names or ["output"] + [f"output{i}" for i in range(1, 64)])
+        dynamic_in, dynamic_out = dynamic_axes_by_input(dynamic_axes, names_in, names_out)
+        sigs = signatures(lambda inputs: trace(model, inputs, check_trace=False).graph,
+                          _as_inputs(args, "args"), graph, dynamic_in) if dynamic_in else {}
     finally:
         if was_training:
             model.train()
-    graph = traced.graph
     constants = [get() for get in traced._graphs[traced._example_key][1]]
-    proto = _Builder(onnx, graph, constants, opset_version).build(input_names, output_names)
+    proto = _Builder(onnx, graph, constants, opset_version, sigs).build(
+        input_names, output_names, dynamic_in, dynamic_out)
     onnx.checker.check_model(proto)
     if verbose:
         print(onnx.helper.printable_graph(proto.graph))
@@ -64,10 +70,7 @@ def export(model, args, f, *, input_names=None, output_names=None, opset_version
     if hasattr(f, "write"):
         f.write(data)
     else:  # all or nothing, as checkpoints are written
-        from pathlib import Path
-
-        from ..serialization import _atomic_write
-        _atomic_write(Path(f), data, {})
+        write_bytes_atomically(f, data)
 
 
 def _onnx():
@@ -82,13 +85,17 @@ def _onnx():
 class _Builder:
     """Builds the ONNX graph: names for values, initializers, and the nodes."""
 
-    def __init__(self, onnx, graph: Graph, constants: list, opset: int) -> None:
+    def __init__(self, onnx, graph: Graph, constants: list, opset: int,
+                 sigs: dict | None = None) -> None:
         self.onnx, self.graph, self.opset = onnx, graph, opset
         self.helper = onnx.helper
         self.nodes: list = []
         self.initializers: list = []
         self.names: dict = {}  # Value index -> ONNX name
         self._count = 0
+        self.sigs = sigs or {}  # Value index -> per dim, its sizes across the traces
+        self.dim_sources: dict = {}  # a dynamic dim's sizes -> (ONNX name, axis) holding it
+        self._dims: dict = {}  # (ONNX name, axis) -> a 1-element tensor of that size
         for (value, _, kind), t in zip(graph.constants, constants):
             name = value.name if kind != "constant" else f"constant.{value.name}"
             self.names[value.index] = name
@@ -115,6 +122,89 @@ class _Builder:
     def ints(self, values) -> str:
         return self.const(np.asarray(list(values), dtype=np.int64), "shape")
 
+    # --- shapes, with dynamic axes (see onnx_dynamic.py) ----------------------------------
+    def signature(self, value: Value) -> tuple:
+        return self.sigs.get(value.index) or tuple((n,) for n in value.shape)
+
+    def dynamic(self, value: Value) -> list:
+        """The axes of ``value`` whose size follows a dynamic input axis."""
+        return [k for k, sizes in enumerate(self.signature(value)) if is_dynamic(sizes)]
+
+    def require_static(self, value: Value, axes, what: str) -> None:
+        rank = len(value.shape)
+        moving = sorted({a % rank for a in axes} & set(self.dynamic(value)))
+        if moving:
+            raise ExportError(f"onnx.export: {what} needs the size of axis {moving[0]} of its "
+                              f"input (shape {tuple(value.shape)}) when exporting, but that "
+                              "size follows a dynamic axis. Fix: leave that axis out of "
+                              "dynamic_axes")
+
+    def dim(self, value: Value, axis: int):
+        """Axis ``axis`` of ``value``: its size if static, else a tensor holding it."""
+        sizes = self.signature(value)[axis]
+        return sizes[0] if not is_dynamic(sizes) else self._runtime(sizes)
+
+    def _runtime(self, sizes: tuple) -> str | None:
+        source = self.dim_sources.get(sizes)
+        if source is None:
+            return None
+        if source not in self._dims:
+            name, axis = source
+            self._dims[source] = self.emit("Shape", [name], start=axis, end=axis + 1)[0]
+        return self._dims[source]
+
+    def shape_of(self, value: Value, infer: bool = False) -> str:
+        """``value``'s shape as an int64 tensor for Reshape or Expand: its own sizes, read at
+        run time where they follow dynamic axes (``infer``: one may be -1, for Reshape)."""
+        dims = []
+        for sizes in self.signature(value):
+            if not is_dynamic(sizes):
+                dims.append(sizes[0])
+                continue
+            found = self._runtime(sizes)
+            if found is None and infer and -1 not in dims:
+                found = -1
+            if found is None:
+                raise ExportError(
+                    f"onnx.export: a tensor of shape {tuple(value.shape)} has a size that "
+                    "follows the dynamic axes in a way export can't read at run time (a "
+                    "product of two dynamic sizes, say). Fix: fewer dynamic axes")
+            dims.append(found)
+        return self.shape_tensor(dims)
+
+    def shape_tensor(self, dims: list) -> str:
+        """An int64 shape from ints and 1-element tensors (``dim``'s results)."""
+        if all(isinstance(d, int) for d in dims):
+            return self.ints(dims)
+        pieces, run = [], []
+        for d in dims:
+            if isinstance(d, int):
+                run.append(d)
+                continue
+            if run:
+                pieces.append(self.ints(run))
+                run = []
+            pieces.append(d)
+        if run:
+            pieces.append(self.ints(run))
+        return self.emit("Concat", pieces, axis=0)[0]
+
+    def _register(self, value: Value) -> None:
+        """Make ``value``'s dynamic sizes readable by later shapes."""
+        for axis in self.dynamic(value):
+            self.dim_sources.setdefault(self.signature(value)[axis], (self.name(value), axis))
+
+    def _type(self, value: Value, name: str, dim_names: dict):
+        """A graph input's or output's type, its dynamic dims named."""
+        shape = [dim_names.get(k) or self._dim_name(value, k) for k in range(len(value.shape))]
+        return self.helper.make_tensor_value_info(name, self.elem_type(value), shape)
+
+    def _dim_name(self, value: Value, axis: int):
+        sizes = self.signature(value)[axis]
+        if not is_dynamic(sizes):
+            return sizes[0]
+        return self._named_dims.get(sizes) or f"{self.name(value)}_dim{axis}"
+
     def emit(self, op_type: str, inputs: list, outputs: list | None = None, **attrs) -> list:
         outputs = outputs or [self.fresh(op_type.lower())]
         self.nodes.append(self.helper.make_node(op_type, inputs, outputs, **attrs))
@@ -130,7 +220,7 @@ class _Builder:
         return self.helper.np_dtype_to_tensor_dtype(np.dtype(value.dtype.np))
 
     # --- the graph -----------------------------------------------------------------------
-    def build(self, input_names, output_names):
+    def build(self, input_names, output_names, dynamic_in=None, dynamic_out=None):
         graph, helper = self.graph, self.helper
         if input_names is not None:
             if len(input_names) != len(graph.inputs):
@@ -138,10 +228,19 @@ class _Builder:
                                  f"{len(graph.inputs)} inputs")
             for v, name in zip(graph.inputs, input_names):
                 self.names[v.index] = name
-        inputs = [helper.make_tensor_value_info(self.name(v), self.elem_type(v), list(v.shape))
-                  for v in graph.inputs]
+        dynamic_in, dynamic_out = dynamic_in or {}, dynamic_out or {}
+        self._named_dims = {self.signature(graph.inputs[i])[axis % len(graph.inputs[i].shape)]:
+                            name for i, axes in dynamic_in.items() for axis, name in axes.items()}
+        inputs = [self._type(v, self.name(v), {a % max(len(v.shape), 1): n for a, n in
+                                               dynamic_in.get(i, {}).items()})
+                  for i, v in enumerate(graph.inputs)]
+        for v in graph.inputs:
+            self._register(v)
         for node in graph.nodes:
             self._convert(node)
+            for value in leaves(node.outputs):
+                if value.index in self.names:
+                    self._register(value)
         results = leaves(graph.outputs)
         if not results or len(results) != len(_flat(graph.outputs)):
             raise ExportError("onnx.export: the model must return a tensor or a tuple/list of "
@@ -154,8 +253,14 @@ class _Builder:
         for i, v in enumerate(results):
             want = names[i] if names else ("output" if i == 0 else f"output{i}")
             self.emit("Identity", [self.name(v)], [want])
-            outputs.append(helper.make_tensor_value_info(want, self.elem_type(v),
-                                                         list(v.shape)))
+            declared = dynamic_out.get(want, {})
+            for axis in declared:
+                if axis % len(v.shape) not in self.dynamic(v):
+                    raise ValueError(
+                        f"onnx.export: dynamic_axes makes axis {axis} of output {want!r} "
+                        f"dynamic, but its size {v.shape[axis]} follows no dynamic input axis")
+            outputs.append(self._type(v, want, {a % len(v.shape): n
+                                                for a, n in declared.items()}))
         onnx_graph = helper.make_graph(self.nodes, "gradlab", inputs, outputs, self.initializers)
         return helper.make_model(onnx_graph, producer_name="gradlab",
                                  opset_imports=[helper.make_opsetid("", self.opset)])
@@ -190,9 +295,19 @@ class _Builder:
 
         env = {v.index: zeros(v.shape, dtype=v.dtype)
                for v in leaves((node.args, node.kwargs))}
-        result = node.target(*fill(node.args, env), **fill(node.kwargs, env))
+        result = node.target(*fill(node.args, env), **fill(node.kwargs, env)).numpy()
         (value,) = leaves(node.outputs)
-        self.names[value.index] = self.const(result.numpy(), node.op)
+        if not self.dynamic(value):
+            self.names[value.index] = self.const(result, node.op)
+            return
+        filled = result.reshape(-1)[:1]
+        if result.size == 0 or (result != filled[0]).any():
+            raise ExportError(f"onnx.export: {node.op}() makes a tensor whose size follows a "
+                              "dynamic axis and whose values vary; only constant fills "
+                              "(zeros, ones, full, *_like) export with dynamic axes")
+        value_attr = self.onnx.numpy_helper.from_array(filled.copy(), "value")
+        (self.names[value.index],) = self.emit("ConstantOfShape", [self.shape_of(value)],
+                                               value=value_attr)
 
 
 _FACTORIES = {"zeros", "ones", "full", "empty", "arange", "linspace", "eye", "zeros_like",
