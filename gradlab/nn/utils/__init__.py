@@ -1,9 +1,9 @@
 """``gradlab.nn.utils``: gradient clipping, parameter/vector conversion, (in ``rnn``) padding
 and packing of variable-length sequences, parametrizations (``parametrize``,
-``parametrizations``), the hook-based weight/spectral norm, BatchNorm fusion, ``skip_init``
-and ``stateless``."""
+``parametrizations``), the hook-based weight/spectral norm, BatchNorm fusion, ``skip_init``,
+``stateless`` and ``prune``."""
 
-from . import parametrizations, parametrize, rnn, stateless
+from . import parametrizations, parametrize, prune, rnn, stateless
 from .clip_grad import *
 from .convert_parameters import *
 from .fusion import *
