@@ -19,7 +19,7 @@ __all__ = ["Lesson", "Task", "LessonError", "LESSONS_DIR", "PANELS", "all_lesson
 LESSONS_DIR = Path(__file__).resolve().parent
 """Where the lesson folders live (found through the source tree, like assets/)."""
 
-PANELS = ("graph", "inspector", "memory", "optimizer", "training", "log")
+PANELS = ("graph", "inspector", "memory", "optimizer", "training", "time", "log")
 """The debugger panels a lesson may ask the app to show."""
 
 REQUIREMENTS = ("cuda",)

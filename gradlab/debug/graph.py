@@ -64,14 +64,15 @@ class _Node:
 
     __slots__ = ("key", "kind", "label", "state", "order", "module", "backward_name", "node_id",
                  "input_shapes", "output_shapes", "dtype", "device", "value", "grad",
-                 "grad_inputs", "derivative", "duration", "tangent", "frozen")
+                 "grad_inputs", "derivative", "duration", "backward_duration", "tangent",
+                 "frozen")
 
     def __init__(self, key: str, kind: str, label: str, state: str, order: int) -> None:
         self.key, self.kind, self.label, self.state, self.order = key, kind, label, state, order
         self.module = self.backward_name = self.node_id = None
         self.input_shapes = self.output_shapes = self.grad_inputs = ()
         self.dtype = self.device = self.value = self.grad = self.derivative = None
-        self.duration = self.tangent = None
+        self.duration = self.backward_duration = self.tangent = None
         self.frozen = None
 
     def freeze(self) -> NodeSnapshot:
@@ -81,7 +82,7 @@ class _Node:
                 self.key, self.kind, self.label, self.state, self.order, self.module,
                 self.backward_name, self.node_id, self.input_shapes, self.output_shapes,
                 self.dtype, self.device, self.value, self.grad, self.grad_inputs,
-                self.derivative, self.duration, self.tangent)
+                self.derivative, self.duration, self.tangent, self.backward_duration)
         return frozen
 
 
@@ -184,6 +185,7 @@ class IterationGraph:
             self.by_node_id[event.node_id] = key
         node = self.nodes[key]
         node.state = "backward"
+        node.backward_duration = event.duration
         if self.summaries:
             node.grad = _summary(event.grad_outputs[0]) if event.grad_outputs else None
             node.grad_inputs = tuple([_summary(r) for r in event.grad_inputs])

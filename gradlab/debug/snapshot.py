@@ -83,6 +83,7 @@ class NodeSnapshot:
     derivative: str | None = None  # the op's derivative rule in words
     duration: float | None = None  # forward seconds
     tangent: TensorSummary | None = None  # forward mode: the tangent its value carries
+    backward_duration: float | None = None  # seconds its backward took (its ops included)
 
 
 @dataclass(frozen=True)

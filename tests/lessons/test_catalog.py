@@ -112,7 +112,7 @@ BAD_FIELDS = [
     ('panels = ["graph", "log"]', "", "panels must be a list of non-empty strings, got None"),
     ('panels = ["graph", "log"]', "panels = []", r"panels must name some of graph, .*got \[\]"),
     ('panels = ["graph", "log"]', 'panels = ["graph", "plots"]',
-     r"panels must name some of graph, inspector, memory, optimizer, training, log; got "
+     r"panels must name some of graph, inspector, memory, optimizer, training, time, log; got "
      r"\['graph', 'plots'\]"),
     ('panels = ["graph", "log"]', 'panels = "graph"', "panels must be a list of non-empty"),
     ('panels = ["graph", "log"]', 'panels = ["graph", ""]', "panels must be a list of non-empty"),

@@ -266,6 +266,24 @@ async def test_time_travel_over_recorded_iterations(tmp_path, runs):
         assert screen.viewing is None
 
 
+@synchronously
+async def test_the_time_tab_shows_where_an_iteration_spent_its_time(tmp_path, runs):
+    app = GradlabApp(script=write(tmp_path, "tiny", TINY), session_factory=runs)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = debugger(app)
+        await paused_after(pilot, screen, None, "the pause at the start")
+        for _ in range(2):
+            await step(pilot, screen, "i", "next iteration")
+        await pilot.press("left_square_bracket")  # the last whole iteration, backward included
+        screen.query_one("#tabs").active = "tab-time"
+        await pilot.pause()
+        text = screen.query_one("#time").text
+        rows = {line.split()[0]: line.split() for line in text.splitlines()[2:] if line.strip()}
+        assert rows["linear"][1] == "2" and rows["relu"][1] == "1"
+        assert float(rows["linear"][2]) > 0 and float(rows["linear"][3]) > 0  # fwd, bwd ms
+        assert text.startswith(f"iteration {screen.viewing}")
+
+
 # --- the image, errors, quitting -------------------------------------------------------------
 @synchronously
 async def test_g_saves_the_graph_as_svg(tmp_path, runs, monkeypatch):

@@ -7,6 +7,7 @@ import html
 import re
 from dataclasses import replace
 
+import pytest
 from textual.app import App, ComposeResult
 from textual.containers import Container
 from textual.widgets import RichLog
@@ -27,6 +28,7 @@ from tui.widgets.inspector import InspectorPanel, summary_lines
 from tui.widgets.log import LogPanel, parse_filter
 from tui.widgets.memory import MemoryPanel
 from tui.widgets.optimizer import OptimizerPanel
+from tui.widgets.timing import TimePanel, time_by_op
 from tui.widgets.training import TrainingPanel
 
 # ------------------------------------------------------------------ hand-built data
@@ -420,5 +422,61 @@ def test_panels_repaint_without_a_new_layout_when_their_height_stays():
         calls.clear()
         panel.show(replace(EMPTY, memory=(memory(pool={"blocks": 3}),)), None)  # one row more
         assert any(k.get("layout") for k in calls)
+
+    run(panel, steps)
+
+
+# ------------------------------------------------------------------ time
+
+def timed_graph() -> GraphSnapshot:
+    ops = [("linear", 0.004, 0.006), ("relu", 0.001, 0.0005), ("linear", 0.002, 0.003),
+           ("mse_loss", 0.0005, None)]
+    nodes = tuple(NodeSnapshot(key=f"op{i}", kind="op", label=label, state="backward",
+                               order=i, duration=fwd, backward_duration=bwd)
+                  for i, (label, fwd, bwd) in enumerate(ops))
+    return GraphSnapshot(iteration=7, nodes=nodes, edges=(), shape_key=2)
+
+
+def test_time_panel_adds_up_each_op_largest_first():
+    assert time_by_op(timed_graph().nodes) == [("linear", 2, 0.006, pytest.approx(0.009)),
+                                               ("relu", 1, 0.001, 0.0005),
+                                               ("mse_loss", 1, 0.0005, 0.0)]
+    panel = TimePanel()
+
+    async def steps(app, pilot):
+        panel.show(replace(EMPTY, graph=timed_graph()), None)
+        await pilot.pause()
+        lines = panel.text.splitlines()
+        assert lines[0].split() == ["iteration", "7", "forward", "7.5", "ms", "backward",
+                                    "9.5", "ms"]
+        assert lines[1].split() == ["op", "calls", "fwd", "ms", "bwd", "ms"]
+        linear, relu, loss = (line.split() for line in lines[2:5])
+        assert linear[:4] == ["linear", "2", "6", "9"] and set(linear[4]) == {"█"}
+        assert relu[:4] == ["relu", "1", "1", "0.5"] and loss[:4] == ["mse_loss", "1", "0.5", "-"]
+        # bars in proportion: relu 1.5 ms and the loss 0.5 ms against linear's 15 ms
+        full = len(linear[4])
+        assert abs(len(relu[4]) - full / 10) <= 1 and len(loss[4]) <= max(1, full // 20 + 1)
+        assert "gradlab profile SCRIPT" in flat(panel.text)
+        panel.show(replace(EMPTY, graph=replace(timed_graph(), nodes=tuple(
+            replace(n, duration=None) for n in timed_graph().nodes))), None)
+        await pilot.pause()
+        assert "no op times in this view" in flat(panel.text)
+        panel.show(EMPTY, None)
+        await pilot.pause()
+        assert "no graph yet" in panel.text
+
+    run(panel, steps, width=60)
+
+
+def test_time_panel_drops_the_bars_when_narrow():
+    panel = TimePanel()
+
+    async def steps(app, pilot):
+        panel.show(replace(EMPTY, graph=timed_graph()), None)
+        await pilot.pause()
+        lines = panel.text.splitlines()
+        assert lines[2].split() == ["op", "calls", "fwd", "ms", "bwd", "ms"]
+        assert lines[3].split() == ["linear", "2", "6", "9"]
+        assert "█" not in panel.text
 
     run(panel, steps)

@@ -35,6 +35,7 @@ from ..widgets.inspector import InspectorPanel
 from ..widgets.log import LogPanel
 from ..widgets.memory import MemoryPanel
 from ..widgets.optimizer import OptimizerPanel
+from ..widgets.timing import TimePanel
 from ..widgets.training import TrainingPanel
 from .quit import RUN_ON, STOP, QuitScreen
 from .traceback import TracebackScreen
@@ -144,6 +145,8 @@ class DebuggerScreen(Screen):
                         yield OptimizerPanel(id="optimizer")
                     with TabPane("Training", id="tab-training"):
                         yield TrainingPanel(id="training", show_rate=not static)
+                    with TabPane("Time", id="tab-time"):
+                        yield TimePanel(id="time")
                     with TabPane("Log", id="tab-log"):
                         yield LogPanel(id="log")
 
@@ -248,7 +251,8 @@ class DebuggerScreen(Screen):
         if getattr(self.app, "static", False):  # nothing that changes from run to run
             graph = snap.graph
             if graph is not None:
-                graph = replace(graph, nodes=tuple(replace(n, duration=None)
+                graph = replace(graph, nodes=tuple(replace(n, duration=None,
+                                                           backward_duration=None)
                                                    for n in graph.nodes))
             snap = replace(snap, steps_per_second=None, graph=graph)
         return snap
