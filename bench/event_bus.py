@@ -1,4 +1,4 @@
-"""What the event bus costs: nothing listening vs a no-op listener subscribed.
+"""What the event bus costs: nothing listening, a no-op listener, and gradlab.profiler.
 
 gradlab emits an event at each op, each backward node, each gradient
 accumulation and each allocation, but only after one check of
@@ -11,6 +11,8 @@ two fresh processes:
 * **listening**: ``gradlab.events.subscribe(lambda event: None)``; now every
   event is built (a frozen dataclass with tensor refs and a sequence number)
   and handed to the listener. The difference is the price of being watched.
+* **profiled**: inside ``gradlab.profiler.profile()``, which listens and also
+  keeps an interval per op and backward node: the price of ``gradlab profile``.
 
     python bench/event_bus.py [--device cuda] [--markdown]
 """
@@ -86,7 +88,13 @@ def worker_listening(opts) -> dict:
         subscription.remove()
 
 
-WORKERS = {"idle": worker_idle, "listening": worker_listening}
+def worker_profiled(opts) -> dict:
+    gradlab = h.import_gradlab(opts.device)
+    with gradlab.profiler.profile():
+        return {"cases": _cases(gradlab, opts)}
+
+
+WORKERS = {"idle": worker_idle, "listening": worker_listening, "profiled": worker_profiled}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -100,15 +108,18 @@ def collect(opts: argparse.Namespace) -> dict:
 
 
 def report(results: dict, opts: argparse.Namespace) -> h.Section:
-    idle, listening = results["idle"], results["listening"]
-    sec = h.Section(f"Event bus: no listener vs a no-op listener ({opts.device})")
+    idle, listening, profiled = results["idle"], results["listening"], results["profiled"]
+    sec = h.Section(f"Event bus: no listener vs a no-op listener vs the profiler "
+                    f"({opts.device})")
     tab = h.Table(["case", "idle µs/op", "listening µs/op", "listening/idle",
-                   "extra µs/op"])
+                   "extra µs/op", "profiled µs/op", "profiled/idle"])
     for case, label in CASES.items():
         it, lt = h.case_time(idle, case), h.case_time(listening, case)
+        pt = h.case_time(profiled, case)
         extra = "-" if it is None or lt is None else h.fmt_time(lt - it, "us")
         tab.add(label, h.status_cell(idle, case, "us"), h.status_cell(listening, case, "us"),
-                h.fmt_ratio(lt, it), extra)
+                h.fmt_ratio(lt, it), extra, h.status_cell(profiled, case, "us"),
+                h.fmt_ratio(pt, it))
     sec.table("Per op (the chain's time / 10):", tab)
     if idle["status"] == "ok":
         check = idle["check_s"]
