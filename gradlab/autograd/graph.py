@@ -40,6 +40,7 @@ and they count as before.)
 
 from __future__ import annotations
 
+import functools
 import weakref
 
 import numpy as np
@@ -114,6 +115,7 @@ class disable_saved_tensors_hooks:  # noqa: N801 - PyTorch's name
         state.saved_hooks, state.saved_hooks_disabled = self._outer.pop()
 
     def __call__(self, func):
+        @functools.wraps(func)
         def wrapper(*args, **kwargs):
             with disable_saved_tensors_hooks(self.error_message):
                 return func(*args, **kwargs)

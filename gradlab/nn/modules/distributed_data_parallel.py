@@ -37,6 +37,7 @@ import numpy as np
 from ... import distributed as dist
 from ...autograd.engine import queue_callback
 from ...autograd.grad_mode import no_grad
+from ...autograd.grad_mode import state as grad_state
 from ...distributed.collectives import all_reduce_array, reduce_in_place
 from ...ops.creation import zeros_like
 from .module import Module
@@ -64,7 +65,7 @@ class DistributedDataParallel(Module):
         self.__dict__["_sync"] = True
         self.__dict__["_world"] = dist.get_world_size()
         self.__dict__["_handles"] = []
-        self.__dict__["_ready"] = None  # find_unused_parameters: ids of this pass's gradients
+        self.__dict__["_ready"] = None  # find_unused_parameters: (pass, ids of its gradients)
         self.__dict__["_names"] = {id(p): name for name, p in module.named_parameters()}
         with no_grad():
             for t in list(module.parameters()) + list(module.buffers()):
@@ -99,15 +100,16 @@ class DistributedDataParallel(Module):
         queues the averaging of all of them for the end of the pass."""
         if not self._sync:
             return
-        if self._ready is None:
-            self.__dict__["_ready"] = set()
+        if self._ready is None or self._ready[0] is not grad_state.backward_callbacks:
+            # the first gradient of this pass (a pass that raised midway left a stale set)
+            self.__dict__["_ready"] = (grad_state.backward_callbacks, set())
             queue_callback(self._average_used)
-        self._ready.add(id(param))
+        self._ready[1].add(id(param))
 
     def _average_used(self) -> None:
         """Agree with the other ranks on the parameters any of them used, then average
         those (zeros from a rank that did not use one); the others stay without a grad."""
-        ready, self.__dict__["_ready"] = self._ready, None
+        ready, self.__dict__["_ready"] = self._ready[1], None
         params = [p for p in self.module.parameters() if p.requires_grad]
         used = np.array([id(p) in ready for p in params], dtype=np.int64)
         used_anywhere = all_reduce_array(used)
