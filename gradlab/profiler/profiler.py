@@ -245,7 +245,7 @@ class profile:  # noqa: N801 - PyTorch's name
             return
         self._running = False
         if self._recording is not None:
-            self._close_step()  # the last step, cut short by the end of the profile
+            self._close_step(last=True)  # the last step, cut short by the end of the profile
             self._end()
 
     def step(self) -> None:
@@ -275,12 +275,17 @@ class profile:  # noqa: N801 - PyTorch's name
     def _begin(self) -> None:
         self._recording = _Recording(self.record_shapes, self.profile_memory)
         self._step_start = time.perf_counter()
+        self._step_mark = 0  # intervals recorded before the current step began
 
-    def _close_step(self) -> None:
-        if self.record_steps:
-            self._recording.add_range(f"ProfilerStep#{self.step_num}", self._step_start,
-                                      time.perf_counter())
+    def _close_step(self, last: bool = False) -> None:
+        """Record the step that ends now (the last one only if anything ran in it: a loop
+        that calls step() after every step leaves an empty one at the end)."""
+        recording = self._recording
+        if self.record_steps and not (last and len(recording.intervals) == self._step_mark):
+            recording.add_range(f"ProfilerStep#{self.step_num}", self._step_start,
+                                time.perf_counter())
         self._step_start = time.perf_counter()
+        self._step_mark = len(recording.intervals)
 
     def _end(self) -> None:
         """Finish the window being recorded; its results replace the last window's (or join

@@ -237,6 +237,15 @@ def test_step_without_a_schedule_cuts_the_run_into_steps():
     assert [c.name for c in ranges[3].children] == ["add"]
 
 
+def test_a_step_call_after_the_last_step_leaves_no_empty_step():
+    with profile() as prof:
+        for _ in range(3):
+            gradlab.ones(2) * 2
+            prof.step()
+    assert [e.name for e in prof.events() if e.kind == "range"] == [
+        "ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"]
+
+
 def test_schedule_checks_its_arguments():
     with pytest.raises(ValueError, match="active must be at least 1"):
         schedule(wait=1, warmup=0, active=0)
