@@ -142,7 +142,14 @@ class _Builder:
     def dim(self, value: Value, axis: int):
         """Axis ``axis`` of ``value``: its size if static, else a tensor holding it."""
         sizes = self.signature(value)[axis]
-        return sizes[0] if not is_dynamic(sizes) else self._runtime(sizes)
+        if not is_dynamic(sizes):
+            return sizes[0]
+        found = self._runtime(sizes)
+        if found is None:
+            raise ExportError(f"onnx.export: axis {axis} of a tensor of shape "
+                              f"{tuple(value.shape)} follows a dynamic axis that no earlier "
+                              "tensor holds; export can't read its size at run time")
+        return found
 
     def _runtime(self, sizes: tuple) -> str | None:
         source = self.dim_sources.get(sizes)

@@ -228,6 +228,7 @@ class profile:  # noqa: N801 - PyTorch's name
         self.current_action = ProfilerAction.NONE
         self._recording: _Recording | None = None
         self._step_start = 0.0
+        self._step_mark = 0  # how many intervals were recorded when the current step began
         self._finished: EventList | None = None
         self._running = False
 
@@ -275,7 +276,7 @@ class profile:  # noqa: N801 - PyTorch's name
     def _begin(self) -> None:
         self._recording = _Recording(self.record_shapes, self.profile_memory)
         self._step_start = time.perf_counter()
-        self._step_mark = 0  # intervals recorded before the current step began
+        self._step_mark = 0
 
     def _close_step(self, last: bool = False) -> None:
         """Record the step that ends now (the last one only if anything ran in it: a loop

@@ -235,8 +235,9 @@ def _array(values) -> np.ndarray:
 
 
 def _number(who: str, tag: str, value) -> float:
-    if isinstance(value, Tensor) or isinstance(value, np.ndarray):
-        if value.size != 1 if isinstance(value, np.ndarray) else value.numel() != 1:
+    if isinstance(value, (Tensor, np.ndarray)):
+        count = value.size if isinstance(value, np.ndarray) else value.numel()
+        if count != 1:
             raise ValueError(f"{who}: '{tag}' must be one number; got a tensor of shape "
                              f"{tuple(value.shape)}. Fix: log loss.item(), or reduce it first "
                              "(.mean())")
