@@ -122,12 +122,18 @@ def _render_options(parser: argparse.ArgumentParser, defaults: bool = True) -> N
                         help="draw the K-th backward pass (default 1)")
 
 
-def _render_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("script", help="the Python script to run (it must call backward)")
+def _script_arguments(parser: argparse.ArgumentParser, script_help: str, add_options) -> None:
+    """SCRIPT and its own arguments, then the command's options (``add_options``)."""
+    parser.add_argument("script", help=script_help)
     parser.add_argument("script_args", nargs=argparse.REMAINDER, metavar="...",
                         help="the script's own arguments; the options above may follow "
                         "them; after `--` everything goes to the script")
-    _render_options(parser)
+    add_options(parser)
+
+
+def _render_arguments(parser: argparse.ArgumentParser) -> None:
+    _script_arguments(parser, "the Python script to run (it must call backward)",
+                      _render_options)
 
 
 def _split_own_args(args: argparse.Namespace, prog: str, add_options) -> list[str]:
@@ -212,11 +218,7 @@ def _profile_options(parser: argparse.ArgumentParser, defaults: bool = True) -> 
 
 
 def _profile_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("script", help="the Python script to run (a training loop)")
-    parser.add_argument("script_args", nargs=argparse.REMAINDER, metavar="...",
-                        help="the script's own arguments; the options above may follow "
-                        "them; after `--` everything goes to the script")
-    _profile_options(parser)
+    _script_arguments(parser, "the Python script to run (a training loop)", _profile_options)
 
 
 def _run_profile(args: argparse.Namespace) -> int:

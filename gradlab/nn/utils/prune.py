@@ -184,8 +184,9 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """``amount`` entries (a number, or a fraction of them) chosen at random."""
+class _Unstructured(BasePruningMethod):
+    """Prunes ``amount`` single entries (a number, or a fraction of them): the ones
+    ``_doomed`` picks among the entries still unpruned."""
 
     PRUNING_TYPE = "unstructured"
 
@@ -197,31 +198,34 @@ class RandomUnstructured(BasePruningMethod):
         k = _how_many(self.amount, t.numel())
         mask = default_mask.clone()
         if k:
-            from ...ops.sampling import rand_like
-
-            mask.view(-1)[rand_like(t).view(-1).topk(k).indices] = 0
+            mask.view(-1)[self._doomed(t, k)] = 0
         return mask
+
+    @staticmethod
+    def _doomed(t: Tensor, k: int) -> Tensor:
+        raise NotImplementedError
+
+
+class RandomUnstructured(_Unstructured):
+    """``amount`` entries chosen at random."""
+
+    @staticmethod
+    def _doomed(t, k):
+        from ...ops.sampling import rand_like
+
+        return rand_like(t).view(-1).topk(k).indices
 
     @classmethod
     def apply(cls, module, name, amount):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
-    """The ``amount`` entries of smallest absolute value (a number, or a fraction)."""
+class L1Unstructured(_Unstructured):
+    """The ``amount`` entries of smallest absolute value."""
 
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount) -> None:
-        _check_amount(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        k = _how_many(self.amount, t.numel())
-        mask = default_mask.clone()
-        if k:
-            mask.view(-1)[t.abs().reshape(-1).topk(k, largest=False).indices] = 0
-        return mask
+    @staticmethod
+    def _doomed(t, k):
+        return t.abs().reshape(-1).topk(k, largest=False).indices
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
