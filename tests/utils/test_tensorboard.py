@@ -12,6 +12,7 @@ import gradlab
 from gradlab import events, nn
 from gradlab.utils.tensorboard import SummaryWriter
 from gradlab.utils.tensorboard.event_file import crc32c, record
+from tests.oracle import needs_torch
 
 accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
 
@@ -149,3 +150,64 @@ def test_default_log_dir_is_runs_date_host(tmp_path, monkeypatch):
     writer.close()
     (run,) = os.listdir(tmp_path / "runs")
     assert run.endswith("_lr0.1") and writer.get_logdir() == os.path.join("runs", run)
+
+
+def test_pr_curve_counts_and_rates(tmp_path):
+    from tensorboard.util import tensor_util
+
+    labels = np.array([1, 1, 1, 0, 0, 1, 0, 0])
+    scores = np.array([0.9, 0.8, 0.55, 0.6, 0.3, 0.2, 0.1, 0.05])
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_pr_curve("pr", gradlab.tensor(labels), gradlab.tensor(scores), 2,
+                            num_thresholds=11)
+        with pytest.raises(ValueError, match="probabilities in \\[0, 1\\]"):
+            writer.add_pr_curve("bad", labels, scores * 3)
+    event = _read(tmp_path).Tensors("pr")[0]
+    data = tensor_util.make_ndarray(event.tensor_proto)
+    assert event.step == 2 and data.shape == (6, 11) and data.dtype == np.float32
+    tp, fp, tn, fn, precision, recall = data
+    for k in range(11):  # predicting 1 at score >= k/10, counted by hand
+        predicted = np.floor(scores * 10) >= k
+        assert tp[k] == (predicted & (labels == 1)).sum()
+        assert fp[k] == (predicted & (labels == 0)).sum()
+        assert tn[k] == (~predicted & (labels == 0)).sum()
+        assert fn[k] == (~predicted & (labels == 1)).sum()
+    assert precision[0] == pytest.approx(0.5) and recall[0] == 1.0
+    assert precision[8] == 1.0 and recall[8] == pytest.approx(0.5)
+
+
+def test_add_embedding_writes_the_projector_files(tmp_path):
+    points = gradlab.randn(5, 3)
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_embedding(points, metadata=["a", "b", "c", "d", "e"],
+                             label_img=gradlab.rand(5, 1, 4, 4), global_step=7, tag="words")
+        writer.add_embedding(points.numpy(), metadata=[(1, "x")] * 5,
+                             metadata_header=["id", "name"])
+    folder = tmp_path / "00007" / "words"
+    rows = (folder / "tensors.tsv").read_text().splitlines()
+    np.testing.assert_allclose([[float(v) for v in r.split("\t")] for r in rows],
+                               points.numpy(), rtol=1e-6)
+    assert (folder / "metadata.tsv").read_text().splitlines() == list("abcde")
+    assert (folder / "sprite.png").read_bytes()[:4] == b"\x89PNG"
+    config = (tmp_path / "projector_config.pbtxt").read_text()
+    assert config.count("embeddings {") == 2
+    assert 'tensor_path: "00007/words/tensors.tsv"' in config
+    assert "single_image_dim: 4 single_image_dim: 4" in config
+    assert (tmp_path / "00000" / "default" / "metadata.tsv").read_text().splitlines()[:2] == [
+        "id\tname", "1\tx"]
+
+
+@needs_torch
+def test_pr_curve_matches_pytorchs():
+    from torch.utils.tensorboard.summary import compute_curve
+
+    from gradlab.utils.tensorboard.writer import pr_curve
+
+    rng = np.random.default_rng(4)
+    labels, scores = rng.integers(0, 2, 200), rng.random(200)
+    weights = rng.random(200)
+    for thresholds in (5, 127):
+        np.testing.assert_allclose(
+            pr_curve(labels.astype(float), scores, thresholds, weights),
+            compute_curve(labels, scores, num_thresholds=thresholds, weights=weights),
+            rtol=1e-12)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 
 __all__ = ["crc32c", "record", "event", "scalar_value", "histogram_value", "image_value",
-           "text_value", "node_def", "graph_def_bytes"]
+           "text_value", "pr_curve_value", "node_def", "graph_def_bytes"]
 
 
 def _crc_table() -> list[int]:
@@ -131,6 +131,18 @@ def text_value(tag: str, text: str) -> bytes:
     shape = _bytes(2, _int(1, 1))  # TensorShapeProto.dim: one dim of size 1
     tensor = _int(1, 7) + _bytes(2, shape) + _bytes(8, text.encode())  # DT_STRING, string_val
     metadata = _bytes(1, _bytes(1, b"text"))  # SummaryMetadata.plugin_data.plugin_name
+    return _bytes(1, tag.encode()) + _bytes(9, metadata) + _bytes(8, tensor)
+
+
+def pr_curve_value(tag: str, data, num_thresholds: int) -> bytes:
+    """A ``Summary.Value`` for TensorBoard's PR-curve plugin: a float32 tensor of shape
+    (6, num_thresholds) (true/false positives/negatives, precision, recall)."""
+    import numpy as np
+
+    array = np.ascontiguousarray(data, dtype="<f4")
+    tensor = _int(1, 1) + _bytes(2, _shape(array.shape)) + _bytes(4, array.tobytes())
+    content = _int(1, 0) + _int(2, num_thresholds)  # PrCurvePluginData: version, thresholds
+    metadata = _bytes(1, _bytes(1, b"pr_curves") + _bytes(2, content))
     return _bytes(1, tag.encode()) + _bytes(9, metadata) + _bytes(8, tensor)
 
 

@@ -12,11 +12,12 @@
     writer.close()                              # then: tensorboard --logdir runs
 
 Scalars, groups of scalars, histograms, images (one, or a grid of many),
-matplotlib figures, text, and the model's graph (traced with
-``gradlab.jit.trace``, one node per op, grouped by module) go into the event
-file (:mod:`.event_file`). Each scalar is also reported to the debugger
-(``gradlab.debug.report``), so ``gradlab run train.py`` plots it in its
-Training panel.
+matplotlib figures, text, precision-recall curves and the model's graph
+(traced with ``gradlab.jit.trace``, one node per op, grouped by module) go
+into the event file (:mod:`.event_file`); embeddings for the projector go
+into TSV files beside it, listed in ``projector_config.pbtxt``. Each
+scalar is also reported to the debugger (``gradlab.debug.report``), so
+``gradlab run train.py`` plots it in its Training panel.
 
 An event file is a log that TensorBoard reads while it grows: records are
 appended and flushed every ``max_queue`` records or ``flush_secs`` seconds
@@ -36,6 +37,7 @@ from datetime import datetime
 
 import numpy as np
 
+from ..._atomic_files import write_bytes_atomically
 from ...tensor import Tensor
 from . import event_file as ef
 
@@ -184,6 +186,62 @@ class SummaryWriter:
         """Text (Markdown, as TensorBoard's text tab shows it)."""
         self._write([ef.text_value(tag, str(text_string))], global_step, walltime)
 
+    def add_pr_curve(self, tag: str, labels, predictions, global_step: int | None = None,
+                     num_thresholds: int = 127, weights=None,
+                     walltime: float | None = None) -> None:
+        """A precision-recall curve: ``labels`` (0/1 or bool) against ``predictions`` (the
+        probabilities of 1, in [0, 1]), at ``num_thresholds`` evenly spaced thresholds."""
+        truth = _array(labels).astype(np.float64).reshape(-1)
+        scores = _array(predictions).astype(np.float64).reshape(-1)
+        if truth.shape != scores.shape:
+            raise ValueError(f"add_pr_curve: {truth.size} labels for {scores.size} predictions; "
+                             "give one label per prediction")
+        if scores.size and (scores.min() < 0 or scores.max() > 1):
+            raise ValueError("add_pr_curve: predictions must be probabilities in [0, 1]. Fix: "
+                             "pass logits.sigmoid() (or softmax(...)[:, k] for class k)")
+        weight = 1.0 if weights is None else _array(weights).astype(np.float64).reshape(-1)
+        self._write([ef.pr_curve_value(tag, pr_curve(truth, scores, num_thresholds, weight),
+                                       num_thresholds)], global_step, walltime)
+
+    def add_embedding(self, mat, metadata=None, label_img=None, global_step: int | None = None,
+                      tag: str = "default", metadata_header=None) -> None:
+        """Vectors for TensorBoard's projector (PCA, t-SNE): one row of ``mat`` per point,
+        ``metadata`` a label per point (or a row of columns, with ``metadata_header``),
+        ``label_img`` an (N, C, H, W) image per point."""
+        vectors = _array(mat)
+        if vectors.ndim != 2:
+            raise ValueError(f"add_embedding: mat must be 2-D (points, features), got shape "
+                             f"{vectors.shape}")
+        step = 0 if global_step is None else global_step
+        sub = f"{step:05d}/{tag.replace('/', '_')}"
+        folder = os.path.join(self.log_dir, sub)
+        os.makedirs(folder, exist_ok=True)
+        rows = ["\t".join(repr(float(v)) for v in row) for row in vectors]
+        write_text(os.path.join(folder, "tensors.tsv"), rows)
+        entry = [f'  tensor_name: "{tag}:{step:05d}"', f'  tensor_path: "{sub}/tensors.tsv"']
+        if metadata is not None:
+            labels = list(metadata)
+            if len(labels) != len(vectors):
+                raise ValueError(f"add_embedding: {len(labels)} metadata rows for "
+                                 f"{len(vectors)} points")
+            lines = [str(v) if metadata_header is None else "\t".join(map(str, v))
+                     for v in labels]
+            if metadata_header is not None:
+                lines.insert(0, "\t".join(metadata_header))
+            write_text(os.path.join(folder, "metadata.tsv"), lines)
+            entry.append(f'  metadata_path: "{sub}/metadata.tsv"')
+        if label_img is not None:
+            images = [_to_hwc("add_embedding", im, "CHW") for im in _array(label_img)]
+            height, width = images[0].shape[:2]
+            side = math.ceil(math.sqrt(len(images)))
+            sprite = _grid(images, per_row=side, pad=0, rows=side)
+            with open(os.path.join(folder, "sprite.png"), "wb") as f:
+                f.write(_png(sprite))
+            entry.append(f'  sprite {{ image_path: "{sub}/sprite.png" single_image_dim: '
+                         f'{width} single_image_dim: {height} }}')
+        with open(os.path.join(self.log_dir, "projector_config.pbtxt"), "a") as f:
+            f.write("embeddings {\n" + "\n".join(entry) + "\n}\n")
+
     def add_graph(self, model, input_to_model=None, verbose: bool = False,
                   use_strict_trace: bool = True) -> None:
         """The model's graph, traced on ``input_to_model`` with ``gradlab.jit.trace``: one
@@ -287,12 +345,12 @@ def _to_hwc(who: str, array: np.ndarray, dataformats: str) -> np.ndarray:
     return hwc.astype(np.uint8)
 
 
-def _grid(images: list[np.ndarray], per_row: int = 8) -> np.ndarray:
-    """Images of one size side by side, ``per_row`` per row, two pixels apart."""
+def _grid(images: list[np.ndarray], per_row: int = 8, pad: int = 2,
+          rows: int | None = None) -> np.ndarray:
+    """Images of one size side by side, ``per_row`` per row, ``pad`` pixels apart."""
     height, width, channels = images[0].shape
-    columns = min(len(images), per_row)
-    rows = -(-len(images) // columns)
-    pad = 2
+    columns = per_row if rows is not None else min(len(images), per_row)
+    rows = rows if rows is not None else -(-len(images) // columns)
     grid = np.zeros((rows * (height + pad) + pad, columns * (width + pad) + pad, channels),
                     np.uint8)
     for k, image in enumerate(images):
@@ -300,6 +358,28 @@ def _grid(images: list[np.ndarray], per_row: int = 8) -> np.ndarray:
         top, left = pad + r * (height + pad), pad + c * (width + pad)
         grid[top:top + height, left:left + width] = image
     return grid
+
+
+def pr_curve(truth: np.ndarray, scores: np.ndarray, num_thresholds: int,
+             weight=1.0) -> np.ndarray:
+    """(6, num_thresholds): true positives, false positives, true negatives, false
+    negatives, precision and recall, when predicting 1 at scores >= threshold k/(n-1)."""
+    bucket = np.floor(scores * (num_thresholds - 1))
+    span = (0, num_thresholds - 1)
+    tp_at, _ = np.histogram(bucket, bins=num_thresholds, range=span, weights=truth * weight)
+    fp_at, _ = np.histogram(bucket, bins=num_thresholds, range=span,
+                            weights=(1.0 - truth) * weight)
+    tp = np.cumsum(tp_at[::-1])[::-1]  # everything at or above each threshold
+    fp = np.cumsum(fp_at[::-1])[::-1]
+    tn, fn = fp[0] - fp, tp[0] - tp
+    precision = tp / np.maximum(1e-7, tp + fp)
+    recall = tp / np.maximum(1e-7, tp + fn)
+    return np.stack((tp, fp, tn, fn, precision, recall))
+
+
+def write_text(path: str, lines: list[str]) -> None:
+    """A small text file, written whole (the projector reads it as TSV)."""
+    write_bytes_atomically(path, ("\n".join(lines) + "\n").encode("utf-8"))
 
 
 def _png(hwc: np.ndarray) -> bytes:
