@@ -211,3 +211,30 @@ def test_pr_curve_matches_pytorchs():
             pr_curve(labels.astype(float), scores, thresholds, weights),
             compute_curve(labels, scores, num_thresholds=thresholds, weights=weights),
             rtol=1e-12)
+
+
+def test_add_hparams_reads_back_as_the_hparams_plugin_data(tmp_path):
+    from tensorboard.plugins.hparams import plugin_data_pb2
+
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_hparams({"lr": 0.1, "optimizer": "adam", "nesterov": True},
+                           {"hparam/accuracy": 0.9, "hparam/loss": gradlab.tensor(0.25)},
+                           hparam_domain_discrete={"optimizer": ["adam", "sgd"]},
+                           run_name="trial1")
+        with pytest.raises(ValueError, match="'layers' is a list"):
+            writer.add_hparams({"layers": [1, 2]}, {})
+    acc = _read(tmp_path / "trial1")
+    content = acc.PluginTagToContent("hparams")
+    data = {tag: plugin_data_pb2.HParamsPluginData.FromString(raw)
+            for tag, raw in content.items()}
+    experiment = data["_hparams_/experiment"].experiment
+    infos = {i.name: i for i in experiment.hparam_infos}
+    assert set(infos) == {"lr", "optimizer", "nesterov"}
+    assert [v.string_value for v in infos["optimizer"].domain_discrete.values] == ["adam", "sgd"]
+    assert [m.name.tag for m in experiment.metric_infos] == ["hparam/accuracy", "hparam/loss"]
+    start = data["_hparams_/session_start_info"].session_start_info
+    assert start.hparams["lr"].number_value == 0.1
+    assert start.hparams["optimizer"].string_value == "adam"
+    assert start.hparams["nesterov"].bool_value is True
+    assert data["_hparams_/session_end_info"].session_end_info.status == 1
+    assert [e.value for e in acc.Scalars("hparam/loss")] == [0.25]

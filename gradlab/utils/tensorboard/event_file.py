@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 
 __all__ = ["crc32c", "record", "event", "scalar_value", "histogram_value", "image_value",
-           "text_value", "pr_curve_value", "node_def", "graph_def_bytes"]
+           "text_value", "pr_curve_value", "hparams_values", "node_def", "graph_def_bytes"]
 
 
 def _crc_table() -> list[int]:
@@ -144,6 +144,42 @@ def pr_curve_value(tag: str, data, num_thresholds: int) -> bytes:
     content = _int(1, 0) + _int(2, num_thresholds)  # PrCurvePluginData: version, thresholds
     metadata = _bytes(1, _bytes(1, b"pr_curves") + _bytes(2, content))
     return _bytes(1, tag.encode()) + _bytes(9, metadata) + _bytes(8, tensor)
+
+
+def _proto_value(value) -> bytes:
+    """A ``google.protobuf.Value``: a number, a string or a bool."""
+    if isinstance(value, bool):
+        return _int(4, int(value))
+    if isinstance(value, (int, float)):
+        return _double(2, value)
+    return _bytes(3, str(value).encode())
+
+
+def hparams_values(hparams: dict, metrics: list[str], start: float, end: float,
+                   discrete: dict | None = None) -> list[bytes]:
+    """The three ``Summary.Value``s of TensorBoard's HParams plugin (the experiment, a
+    session's start with its hyperparameters, its end), for one run."""
+    discrete = discrete or {}
+    infos = b""
+    for name, value in hparams.items():
+        kind = 2 if isinstance(value, bool) else 3 if isinstance(value, (int, float)) else 1
+        info = _bytes(1, name.encode()) + _int(4, kind)  # name, DataType
+        if name in discrete:  # domain_discrete: a ListValue of the allowed values
+            info += _bytes(5, b"".join(_bytes(1, _proto_value(v)) for v in discrete[name]))
+        infos += _bytes(4, info)
+    metric_infos = b"".join(_bytes(5, _bytes(1, _bytes(2, m.encode()))) for m in metrics)
+    experiment = infos + metric_infos
+    session = b"".join(_bytes(1, _bytes(1, k.encode()) + _bytes(2, _proto_value(v)))
+                       for k, v in hparams.items()) + _double(5, start)
+    ended = _int(1, 1) + _double(2, end)  # STATUS_SUCCESS
+    values = []
+    for tag, field, body in (("_hparams_/experiment", 2, experiment),
+                             ("_hparams_/session_start_info", 3, session),
+                             ("_hparams_/session_end_info", 4, ended)):
+        content = _int(1, 0) + _bytes(field, body)  # HParamsPluginData
+        metadata = _bytes(1, _bytes(1, b"hparams") + _bytes(2, content))
+        values.append(_bytes(1, tag.encode()) + _bytes(9, metadata))
+    return values
 
 
 def _shape(shape) -> bytes:

@@ -242,6 +242,32 @@ class SummaryWriter:
         with open(os.path.join(self.log_dir, "projector_config.pbtxt"), "a") as f:
             f.write("embeddings {\n" + "\n".join(entry) + "\n}\n")
 
+    def add_hparams(self, hparam_dict: dict, metric_dict: dict,
+                    hparam_domain_discrete: dict | None = None, run_name: str | None = None,
+                    global_step: int | None = None) -> None:
+        """One run of a hyperparameter sweep for TensorBoard's HParams tab: its
+        hyperparameters (numbers, strings, bools) and the final metrics, in a run folder
+        of its own under ``log_dir`` (as PyTorch writes it)."""
+        if not isinstance(hparam_dict, dict) or not isinstance(metric_dict, dict):
+            raise TypeError("add_hparams: hparam_dict and metric_dict must be dicts, e.g. "
+                            "add_hparams({'lr': 0.1}, {'hparam/accuracy': 0.9})")
+        for name, value in hparam_dict.items():
+            if not isinstance(value, (bool, int, float, str)):
+                raise ValueError(f"add_hparams: hyperparameter {name!r} is a "
+                                 f"{type(value).__name__}; use a number, a string or a bool "
+                                 "(str(value) for anything else)")
+        metrics = {k: _number("add_hparams", k, v) for k, v in metric_dict.items()}
+        folder = os.path.join(self.log_dir, run_name or repr(time.time()))
+        max_queue, flush_secs, suffix = self._options
+        sink = _EventFile(folder, suffix, max_queue, flush_secs)
+        now = time.time()
+        for value in ef.hparams_values(hparam_dict, list(metrics), now, now,
+                                       hparam_domain_discrete):
+            sink.write(ef.event(now, global_step, values=[value]))
+        for tag, value in metrics.items():
+            sink.write(ef.event(now, global_step, values=[ef.scalar_value(tag, value)]))
+        sink.close()
+
     def add_graph(self, model, input_to_model=None, verbose: bool = False,
                   use_strict_trace: bool = True) -> None:
         """The model's graph, traced on ``input_to_model`` with ``gradlab.jit.trace``: one
