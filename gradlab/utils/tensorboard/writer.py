@@ -235,8 +235,7 @@ class SummaryWriter:
             height, width = images[0].shape[:2]
             side = math.ceil(math.sqrt(len(images)))
             sprite = _grid(images, per_row=side, pad=0, rows=side)
-            with open(os.path.join(folder, "sprite.png"), "wb") as f:
-                f.write(_png(sprite))
+            write_bytes_atomically(os.path.join(folder, "sprite.png"), _png(sprite))
             entry.append(f'  sprite {{ image_path: "{sub}/sprite.png" single_image_dim: '
                          f'{width} single_image_dim: {height} }}')
         with open(os.path.join(self.log_dir, "projector_config.pbtxt"), "a") as f:
