@@ -232,8 +232,9 @@ class L1Unstructured(_Unstructured):
         return super().apply(module, name, amount=amount, importance_scores=importance_scores)
 
 
-class RandomStructured(BasePruningMethod):
-    """``amount`` whole channels along ``dim`` chosen at random."""
+class _Structured(BasePruningMethod):
+    """Prunes ``amount`` whole channels along ``dim`` (a number, or a fraction of them):
+    every channel but the ones ``_alive`` keeps."""
 
     PRUNING_TYPE = "structured"
 
@@ -248,42 +249,42 @@ class RandomStructured(BasePruningMethod):
         k = _how_many(self.amount, channels)
         if not k:
             return default_mask
+        alive = self._alive(t, k, channels)
+        return _channel_mask(t, self.dim, alive) * default_mask.to(dtype=t.dtype)
+
+    def _alive(self, t: Tensor, k: int, channels: int) -> Tensor:
+        raise NotImplementedError
+
+
+class RandomStructured(_Structured):
+    """``amount`` whole channels along ``dim`` chosen at random."""
+
+    def _alive(self, t, k, channels):
         from ...ops.sampling import rand
 
         score = rand(channels)
-        threshold = score.kthvalue(k).values
-        return _channel_mask(t, self.dim, score > threshold) * default_mask.to(dtype=t.dtype)
+        return score > score.kthvalue(k).values
 
     @classmethod
     def apply(cls, module, name, amount, dim=-1):
         return super().apply(module, name, amount=amount, dim=dim)
 
 
-class LnStructured(BasePruningMethod):
+class LnStructured(_Structured):
     """The ``amount`` channels along ``dim`` of smallest Lₙ norm (``n``: 1, 2, inf ...)."""
 
-    PRUNING_TYPE = "structured"
-
     def __init__(self, amount, n, dim: int = -1) -> None:
-        _check_amount(amount)
-        self.amount = amount
+        super().__init__(amount, dim)
         self.n = n
-        self.dim = dim
 
-    def compute_mask(self, t, default_mask):
-        _check_structured(t)
-        channels = t.shape[self.dim]
-        k = _how_many(self.amount, channels)
-        if not k:
-            return default_mask
+    def _alive(self, t, k, channels):
         from ...linalg import vector_norm
 
         dim = self.dim % t.ndim
         norms = vector_norm(t, self.n, dim=[d for d in range(t.ndim) if d != dim])
-        keep = norms.topk(channels - k, largest=True).indices
         alive = norms < 0  # all False, then the kept channels True
-        alive[keep] = True
-        return _channel_mask(t, self.dim, alive) * default_mask.to(dtype=t.dtype)
+        alive[norms.topk(channels - k, largest=True).indices] = True
+        return alive
 
     @classmethod
     def apply(cls, module, name, amount, n, dim, importance_scores=None):
