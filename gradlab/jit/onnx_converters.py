@@ -499,10 +499,15 @@ def _attention(b, args, out):
     (scores,) = b.emit("Mul", [b.emit("MatMul", [b.name(q), kt])[0], b.scalar_like(scale, q)])
     length, keys = q.shape[-2], k.shape[-2]
     if is_causal:
-        b.require_static(q, [-2], "a causal mask")
-        b.require_static(k, [-2], "a causal mask")
-        allowed = np.tril(np.ones((length, keys), dtype=bool))
-        (scores,) = b.emit("Where", [b.const(allowed), scores, b.scalar_like(-np.inf, q)])
+        if b.dynamic(q) or b.dynamic(k):  # the mask's size is read at run time
+            shape = b.shape_tensor([b.dim(q, len(q.shape) - 2), b.dim(k, rank - 2)])
+            one = b.onnx.numpy_helper.from_array(np.ones(1, np.float32), "value")
+            (ones,) = b.emit("ConstantOfShape", [shape], value=one)
+            (lower,) = b.emit("Trilu", [ones], upper=0)
+            (allowed,) = b.emit("Cast", [lower], to=b.onnx.TensorProto.BOOL)
+        else:
+            allowed = b.const(np.tril(np.ones((length, keys), dtype=bool)))
+        (scores,) = b.emit("Where", [allowed, scores, b.scalar_like(-np.inf, q)])
     if mask is not None:
         (scores,) = b.emit("Where", [b.name(mask), scores, b.scalar_like(-np.inf, q)]) \
             if mask.dtype.np == np.bool_ else b.emit("Add", [scores, b.name(mask)])

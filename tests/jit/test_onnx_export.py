@@ -213,7 +213,24 @@ class Pooled(nn.Module):
         return self.fc(h) + gradlab.zeros_like(self.fc(h)[:, :1]).expand(-1, 5)
 
 
+class CausalSelfAttention(nn.Module):
+    """Attention over the past only: the causal mask's size follows the sequence length."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(8, 24)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, 2, 4).permute(2, 0, 3, 1, 4)
+        out = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return out.transpose(1, 2).reshape(b, t, 8)
+
+
 DYNAMIC = {
+    "causal_attention_length": lambda: (CausalSelfAttention(), (gradlab.randn(2, 5, 8),),
+                                        {"x": {0: "batch", 1: "length"}},
+                                        [(1, 3, 8), (3, 11, 8)]),
     "mlp_batch": lambda: (nn.Sequential(nn.Linear(6, 8), nn.GELU(), nn.LayerNorm(8),
                                         nn.Linear(8, 3), nn.Softmax(-1)),
                           (gradlab.randn(4, 6),), {"x": {0: "batch"}}, [(1, 6), (9, 6)]),
