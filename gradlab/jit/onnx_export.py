@@ -53,7 +53,7 @@ def export(model, args, f, *, input_names=None, output_names=None, opset_version
         traced = trace(model, args, check_trace=False)
         graph = traced.graph
         names_in = list(input_names or [v.name for v in graph.inputs])
-        names_out = list(output_names or ["output"] + [f"output{i}" for i in range(1, 64)])
+        names_out = list(output_names or map(_output_name, range(len(leaves(graph.outputs)))))
         dynamic_in, dynamic_out = dynamic_axes_by_input(dynamic_axes, names_in, names_out)
         sigs = signatures(lambda inputs: trace(model, inputs, check_trace=False).graph,
                           _as_inputs(args, "args"), graph, dynamic_in) if dynamic_in else {}
@@ -71,6 +71,11 @@ def export(model, args, f, *, input_names=None, output_names=None, opset_version
         f.write(data)
     else:  # all or nothing, as checkpoints are written
         write_bytes_atomically(f, data)
+
+
+def _output_name(i: int) -> str:
+    """The graph's i-th output when output_names says nothing: output, output1, ..."""
+    return "output" if i == 0 else f"output{i}"
 
 
 def _onnx():
@@ -258,7 +263,7 @@ class _Builder:
                              "outputs")
         outputs = []
         for i, v in enumerate(results):
-            want = names[i] if names else ("output" if i == 0 else f"output{i}")
+            want = names[i] if names else _output_name(i)
             self.emit("Identity", [self.name(v)], [want])
             declared = dynamic_out.get(want, {})
             for axis in declared:

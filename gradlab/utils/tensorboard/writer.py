@@ -96,7 +96,7 @@ class SummaryWriter:
         self.log_dir = os.fspath(log_dir)
         self.purge_step = purge_step
         self._options = (max_queue, flush_secs, filename_suffix)
-        self._file = _EventFile(self.log_dir, filename_suffix, max_queue, flush_secs)
+        self._file = self._event_file(self.log_dir)
         self._scalar_files: dict[str, _EventFile] = {}  # add_scalars' one folder per line
 
     def get_logdir(self) -> str:
@@ -120,9 +120,7 @@ class SummaryWriter:
             folder = os.path.join(self.log_dir, f"{main_tag}_{tag}".replace("/", "_"))
             sink = self._scalar_files.get(folder)
             if sink is None:
-                max_queue, flush_secs, suffix = self._options
-                sink = self._scalar_files[folder] = _EventFile(folder, suffix, max_queue,
-                                                               flush_secs)
+                sink = self._scalar_files[folder] = self._event_file(folder)
             sink.write(ef.event(_now(walltime), global_step,
                                 values=[ef.scalar_value(main_tag, value)]))
 
@@ -256,9 +254,7 @@ class SummaryWriter:
                                  f"{type(value).__name__}; use a number, a string or a bool "
                                  "(str(value) for anything else)")
         metrics = {k: _number("add_hparams", k, v) for k, v in metric_dict.items()}
-        folder = os.path.join(self.log_dir, run_name or repr(time.time()))
-        max_queue, flush_secs, suffix = self._options
-        sink = _EventFile(folder, suffix, max_queue, flush_secs)
+        sink = self._event_file(os.path.join(self.log_dir, run_name or repr(time.time())))
         now = time.time()
         for value in ef.hparams_values(hparam_dict, list(metrics), now, now,
                                        hparam_domain_discrete):
@@ -281,6 +277,11 @@ class SummaryWriter:
             print(f"add_graph: wrote the graph of {type(model).__name__} to {self.log_dir}")
 
     # --- the files --------------------------------------------------------------------------
+    def _event_file(self, folder: str) -> _EventFile:
+        """A new event file in ``folder``, with this writer's suffix and flushing."""
+        max_queue, flush_secs, suffix = self._options
+        return _EventFile(folder, suffix, max_queue, flush_secs)
+
     def _write(self, values: list[bytes], step, walltime) -> None:
         self._file.write(ef.event(_now(walltime), step, values=values))
 
