@@ -99,6 +99,21 @@ async def wait_until(pilot, predicate, what: str, timeout: float = 15.0) -> None
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
+def notes(app) -> list[str]:
+    """The messages of the app's notifications, oldest first."""
+    return [n.message for n in app._notifications]
+
+
+async def noted(pilot, app, text: str, what: str, timeout: float = 15.0) -> str:
+    """Wait for a notification containing ``text`` and return it.
+
+    ``notify`` posts a message, so a note made in the same call that set some
+    state the test waited on may still be queued when that wait ends.
+    """
+    await wait_until(pilot, lambda: any(text in n for n in notes(app)), what, timeout)
+    return next(n for n in reversed(notes(app)) if text in n)
+
+
 def caught_up(screen) -> bool:
     """The screen drew the session's latest state."""
     snap = screen.snapshot
@@ -295,12 +310,11 @@ async def test_g_saves_the_graph_as_svg(tmp_path, runs, monkeypatch):
         await step(pilot, screen, "b", "a backward node")
         await pilot.press("g")
         image = tmp_path / f"gradlab-graph-{screen.snapshot.graph.iteration}.svg"
-        await wait_until(pilot, lambda: any("Saved the graph" in n.message
-                                            for n in app._notifications), "the saved note")
+        saved = await noted(pilot, app, "Saved the graph", "the saved note")
         text = image.read_text()
         assert text.lstrip().startswith("<?xml") and "<svg" in text
         assert "linear" in text and "relu" in text
-        assert str(image) in [n.message for n in app._notifications][-1]
+        assert str(image) in saved
 
 
 @synchronously
@@ -316,7 +330,7 @@ async def test_a_crashing_script_shows_its_traceback_and_the_app_stays(tmp_path,
         screen = debugger(app)
         assert app.is_running and screen.snapshot.status == "failed"
         await pilot.press("n")  # nothing left to step: said, not raised
-        assert "nothing left to step" in [n.message for n in app._notifications][-1]
+        await noted(pilot, app, "nothing left to step", "the note that nothing is left")
 
 
 @synchronously

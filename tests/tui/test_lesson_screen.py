@@ -15,7 +15,7 @@ pytest.importorskip("textual")
 from lessons import progress  # noqa: E402
 from lessons.catalog import get_lesson  # noqa: E402
 from lessons.workspace import working_copy  # noqa: E402
-from tests.tui.test_app import paused_after, synchronously, wait_until  # noqa: E402
+from tests.tui.test_app import noted, paused_after, synchronously, wait_until  # noqa: E402
 from tui.app import GradlabApp  # noqa: E402
 from tui.screens.confirm import ConfirmScreen  # noqa: E402
 from tui.screens.home import HomeScreen  # noqa: E402
@@ -45,10 +45,6 @@ def lesson_screen(app) -> LessonScreen:
 
 def tasks_text(screen) -> str:
     return str(screen.query_one("#tasks-text").content)
-
-
-def notes(app) -> list[str]:
-    return [n.message for n in app._notifications]
 
 
 async def checked(pilot, screen, what: str) -> None:
@@ -99,7 +95,8 @@ async def test_check_hint_and_progress(student, runs):
             assert first.hints[n - 1] in tasks_text(screen).replace("\n", " ")
         assert progress.load()[LESSON.name]["hints"][first.name] == len(first.hints)
         await pilot.press("h")
-        assert "last hint" in notes(app)[-1] and str(LESSON.solution) in notes(app)[-1]
+        last = await noted(pilot, app, "last hint", "the note that no hint is left")
+        assert str(LESSON.solution) in last
 
 
 @synchronously
@@ -114,7 +111,7 @@ async def test_a_save_reruns_the_checks_and_the_file(student, runs):
                          "the checks to pass after the save", timeout=60)
         assert screen.session is not first_session  # the file runs again, from the top
         assert "every task passes" in tasks_text(screen)
-        assert any("Every task of lesson 1 passes" in n for n in notes(app))
+        await noted(pilot, app, "Every task of lesson 1 passes", "the well-done note")
         assert progress.state(LESSON, progress.load()) == "done"
         # Watch mode off: another save changes nothing.
         await pilot.press("w")
@@ -141,7 +138,7 @@ async def test_reset_keeps_the_old_file_in_backups(student, runs):
         assert path.read_text() == LESSON.starter.read_text()
         backups = list((path.parent / "backups").iterdir())
         assert [b.read_text() for b in backups] == ["# my attempt\n"]
-        assert any(str(backups[0]) in n for n in notes(app))
+        await noted(pilot, app, str(backups[0]), "the note naming the backup")
 
 
 @synchronously
@@ -153,9 +150,10 @@ async def test_a_todo_in_the_run_is_a_note_not_a_traceback(student, runs):
         await pilot.press("c")  # its __main__ calls central_difference: a TODO
         await wait_until(pilot, lambda: screen.snapshot.status == "failed",
                          "the starter to stop at its TODO")
-        await pilot.pause(0.3)
+        note = await noted(pilot, app, "stopped at a TODO", "the note on the TODO")
+        assert "central_difference" in note
+        await pilot.pause(0.3)  # time enough for a traceback screen, which must not come
         assert not isinstance(app.screen, TracebackScreen)
-        assert any("stopped at a TODO" in n and "central_difference" in n for n in notes(app))
 
 
 @synchronously
