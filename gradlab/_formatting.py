@@ -10,9 +10,11 @@ PyTorch's rules, as gradlab applies them:
   the first and last 3 entries of each long dimension, around ``...``.
   ``gradlab.set_printoptions`` changes these numbers (and can force or forbid
   scientific notation), as ``torch.set_printoptions`` does.
+* Complex values print as ``1.5000+2.0000j``, their real and imaginary
+  parts each with the format chosen from its own values.
 * The suffix names what differs from the defaults: ``size=`` for empty
   tensors, ``device=``, ``dtype=`` (not for the default float32, nor for
-  int64 and bool unless empty), ``grad_fn=`` or ``requires_grad=True``, and
+  its complex64, int64 and bool unless empty), ``grad_fn=`` or ``requires_grad=True``, and
   gradlab's display ``name=``.
 """
 
@@ -124,6 +126,20 @@ class _ValueFormat:
         return text.rjust(self.width)
 
 
+class _ComplexFormat:
+    """Complex values as PyTorch prints them: the real parts with one format, the
+    imaginary parts with another (each chosen from its own values), ``1.5000+2.0000j``."""
+
+    def __init__(self, shown: np.ndarray) -> None:
+        self.real = _ValueFormat(shown.real.astype(np.float64))
+        self.imag = _ValueFormat(shown.imag.astype(np.float64))
+        self.width = self.real.width + self.imag.width + 1  # + the sign and the "j"
+
+    def __call__(self, v) -> str:
+        imag = self.imag(v.imag).lstrip() + "j"
+        return self.real(v.real) + (imag if imag[0] in "+-" else "+" + imag)
+
+
 def _edges(host: np.ndarray) -> np.ndarray:
     """Only the values a summarised print shows: ``edgeitems`` at each end of every long
     dimension."""
@@ -163,10 +179,13 @@ def format_values(host: np.ndarray, indent: int) -> str:
     """The bracketed values of ``host`` as PyTorch prints them, ``indent`` columns in."""
     if host.size == 0:
         return "[]"
-    if host.dtype.kind not in "biu" and host.dtype != np.float64:
+    if host.dtype.kind == "c":
+        host = host.astype(np.complex128)
+    elif host.dtype.kind not in "biu" and host.dtype != np.float64:
         host = host.astype(np.float64)  # float16, bfloat16 and float32 print via float64
     summarize = host.size > OPTIONS.threshold
-    fmt = _ValueFormat(_edges(host) if summarize else host)
+    shown = _edges(host) if summarize else host
+    fmt = _ComplexFormat(shown) if host.dtype.kind == "c" else _ValueFormat(shown)
     return _layout(host, indent, summarize, fmt)
 
 
@@ -193,8 +212,9 @@ def tensor_repr(t) -> str:
     if t.device.type != "cpu":
         suffixes.append(f"device='{t.device}'")
     # int64 and bool show in the values (1, True), except when there are none
-    implied = (_dt.get_default_dtype(),) if host.size == 0 else \
-        (_dt.get_default_dtype(), _dt.int64, _dt.bool)
+    default = _dt.get_default_dtype()
+    implied = (default,) if host.size == 0 else \
+        (default, default.to_complex(), _dt.int64, _dt.bool)
     if t.dtype not in implied:
         suffixes.append(f"dtype={t.dtype}")
     if t.grad_fn is not None:

@@ -3,7 +3,7 @@
 A gradlab ``dtype`` is a thin, interned wrapper around a NumPy dtype. The
 wrapper exists for two reasons: it prints like PyTorch (``gradlab.float32``)
 and it carries the facts promotion needs (its *category*: bool < integer <
-floating, and for integers whether they are signed).
+floating < complex, and for integers whether they are signed).
 
 The integers are PyTorch's: uint8 (images: pixels 0..255), int8, int16,
 int32 and int64. Integer arithmetic wraps around on overflow, as in C,
@@ -26,19 +26,19 @@ import numpy as np
 
 __all__ = [
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
-    "float32", "float64",
+    "float32", "float64", "complex64", "complex128", "cfloat", "cdouble",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type",
-    "from_numpy_dtype", "to_dtype",
+    "from_numpy_dtype", "to_dtype", "get_default_complex_dtype",
 ]
 
-_BOOL, _INT, _FLOAT = 0, 1, 2
+_BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 
 
 class dtype:  # noqa: N801 - PyTorch's spelling: gradlab.dtype
     """A tensor element type, e.g. ``gradlab.float32``."""
 
-    __slots__ = ("name", "np", "category", "itemsize", "is_floating_point", "is_signed",
-                 "_int_range")
+    __slots__ = ("name", "np", "category", "itemsize", "is_floating_point", "is_complex",
+                 "is_signed", "_int_range")
 
     def __init__(self, name: str, np_dtype, category: int) -> None:
         self.name = name
@@ -46,6 +46,7 @@ class dtype:  # noqa: N801 - PyTorch's spelling: gradlab.dtype
         self.category = category
         self.itemsize = self.np.itemsize
         self.is_floating_point = category == _FLOAT
+        self.is_complex = category == _COMPLEX  # an attribute, not a property: backward reads it
         self.is_signed = category != _BOOL and self.np.kind != "u"  # uint8 and bool aren't
         # (lowest, highest) value of an integer type, where arithmetic wraps; None otherwise.
         info = np.iinfo(self.np) if category == _INT else None
@@ -57,9 +58,19 @@ class dtype:  # noqa: N801 - PyTorch's spelling: gradlab.dtype
     def __reduce__(self):  # pickling (e.g. DataLoader workers) keeps dtypes interned
         return (to_dtype, (self.name,))
 
-    @property
-    def is_complex(self) -> bool:
-        return False
+    def to_real(self) -> dtype:
+        """The real dtype of this one's parts: complex64 -> float32 (reals: itself)."""
+        return _REAL_OF.get(self, self)
+
+    def to_complex(self) -> dtype:
+        """The complex dtype with parts of this float dtype (PyTorch: float64 ->
+        complex128; float32, float16 and bfloat16 -> complex64, as gradlab has no
+        complex32)."""
+        if self.category == _COMPLEX:
+            return self
+        if self.category != _FLOAT:
+            raise TypeError(f"to_complex: {self} is not a floating point dtype")
+        return complex128 if self is float64 else complex64
 
 
 bool = dtype("bool", np.bool_, _BOOL)  # noqa: A001 - PyTorch's name
@@ -72,8 +83,12 @@ float16 = dtype("float16", np.float16, _FLOAT)
 bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT)
 float32 = dtype("float32", np.float32, _FLOAT)
 float64 = dtype("float64", np.float64, _FLOAT)
+complex64 = cfloat = dtype("complex64", np.complex64, _COMPLEX)
+complex128 = cdouble = dtype("complex128", np.complex128, _COMPLEX)
 
-ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
+              complex64, complex128)
+_REAL_OF = {complex64: float32, complex128: float64}
 
 _BY_NUMPY = {d.np: d for d in ALL_DTYPES}
 # NumPy's wider unsigned types map to the next wider signed type, which holds every value
@@ -83,7 +98,7 @@ _BY_NUMPY.update({np.dtype(np.uint16): int32, np.dtype(np.uint32): int64,
                   np.dtype(np.uint64): int64})
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64,
-                 "int": int32, "short": int16})
+                 "int": int32, "short": int16, "cfloat": complex64, "cdouble": complex128})
 
 _default_float = float32
 
@@ -138,14 +153,18 @@ def to_dtype(d) -> dtype:
 def promote_types(a: dtype, b: dtype) -> dtype:
     """The smallest dtype both ``a`` and ``b`` convert to (``torch.promote_types``).
 
-    Categories first (bool < int < float). Within a category the wider type
-    wins, except where neither holds the other: float16 and bfloat16 meet at
-    float32, and uint8 (0..255) with int8 (-128..127) at int16.
+    Categories first (bool < int < float < complex). Within a category the
+    wider type wins, except where neither holds the other: float16 and bfloat16
+    meet at float32, and uint8 (0..255) with int8 (-128..127) at int16. A float
+    meeting a complex keeps its precision: float64 and complex64 give complex128.
     """
     if a is b:
         return a
     if a.category != b.category:
-        return a if a.category > b.category else b
+        high, low = (a, b) if a.category > b.category else (b, a)
+        if high.category == _COMPLEX and low is float64:
+            return complex128
+        return high
     if a.category == _FLOAT and {a, b} == {float16, bfloat16}:
         return float32
     if a.is_signed != b.is_signed and a.itemsize == b.itemsize:  # uint8 and int8
@@ -186,12 +205,33 @@ def check_integer_fits(op: str, values: np.ndarray, d: dtype) -> None:
         f"on purpose with tensor(values).to({d})")
 
 
+def get_default_complex_dtype() -> dtype:
+    """The dtype of tensors made from Python complex numbers: the complex dtype of the
+    default float dtype (complex64, or complex128 after ``set_default_dtype(float64)``)."""
+    return _default_float.to_complex()
+
+
 def _scalar_dtype(value) -> dtype:
     if isinstance(value, _py_bool):
         return bool
     if isinstance(value, int):
         return int64
+    if isinstance(value, complex):
+        return get_default_complex_dtype()
     return _default_float
+
+
+def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    """Merge a lower-priority group's dtype into a higher one's (PyTorch's rule): the
+    lower one only counts where its category is higher, and a complex winning over a
+    float takes that float's precision (float64 tensor * 1j is complex128)."""
+    if higher is None:
+        return lower
+    if lower is None or lower.category <= higher.category:
+        return higher
+    if lower.category == _COMPLEX and higher.category == _FLOAT:
+        return higher.to_complex()
+    return lower
 
 
 def result_type(*operands) -> dtype:
@@ -206,9 +246,4 @@ def result_type(*operands) -> dtype:
             dims = d if dims is None else promote_types(dims, d)
         else:
             zero_dims = d if zero_dims is None else promote_types(zero_dims, d)
-    result = dims
-    if zero_dims is not None and (result is None or zero_dims.category > result.category):
-        result = zero_dims
-    if scalars is not None and (result is None or scalars.category > result.category):
-        result = scalars
-    return result
+    return _combine(dims, _combine(zero_dims, scalars))

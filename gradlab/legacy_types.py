@@ -72,12 +72,13 @@ class _LegacyType(type):
         return f"<class 'gradlab.{cls.__name__}'>"
 
 
-_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-          "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
-          "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
-          "bool": "BoolTensor"}
+TYPE_NAMES = {  # each dtype's legacy type name (also Tensor.type()'s answer)
+    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+    "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
+    "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
+    "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
 
-for _dtype_name, _class_name in _NAMES.items():
+for _dtype_name, _class_name in TYPE_NAMES.items():
     _dtype = _dt._BY_NAME.get(_dtype_name)
     if _dtype is None:  # a dtype gradlab doesn't have (yet) gets no legacy type
         continue

@@ -31,7 +31,7 @@ tensor instead of an error); ``pinv``, ``matrix_rank``, ``cond``
 ``tensorinv``, ``tensorsolve`` (``ops/tensor_equations.py``). A singular or
 non-positive-definite matrix raises ``LinAlgError`` (a RuntimeError), as in
 PyTorch. ``eig`` and ``eigvals`` raise: a general real matrix can have
-complex eigenvalues, and gradlab has no complex dtypes.
+complex eigenvalues, whose gradient gradlab does not have yet.
 
 (The ops family ``gradlab.ops.linalg`` holds matmul, bmm, einsum; this
 module is the ``torch.linalg`` namespace.)
@@ -53,6 +53,7 @@ from .ops import (
     statistics,
 )
 from .ops._util import check_float, wrap_dim
+from .ops.complex_parts import conj
 from .ops.least_squares import lstsq
 from .ops.linalg import matmul
 from .ops.matrix_chain import householder_product, multi_dot
@@ -289,23 +290,25 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
 
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
-    """Σ_i x_i y_i along ``dim`` (conj(x)·y; gradlab is real), other dims broadcast.
-    d/dx = g y, d/dy = g x."""
+    """Σ_i conj(x_i) y_i along ``dim``, other dims broadcast.
+    d/dx = g y, d/dy = g x (conjugated for complex tensors, by the ops it is made of)."""
     for name, t in (("x", x), ("y", y)):
         if not isinstance(t, Tensor):
             raise TypeError(f"linalg.vecdot: {name} must be a Tensor, got {type(t).__name__}")
-        check_float("linalg.vecdot", t)
+        if not t.dtype.is_complex:
+            check_float("linalg.vecdot", t)
     if x.dtype is not y.dtype:
         raise RuntimeError(f"linalg.vecdot: x and y must have the same dtype, got {x.dtype} "
                            f"and {y.dtype}. Fix: y.to(x.dtype)")
-    product = x * y
+    product = conj(x) * y
     return product.sum(wrap_dim(dim, product.ndim, "linalg.vecdot"))
 
 
 def _no_complex(op: str, A) -> None:
     raise NotImplementedError(
         f"{op}: the eigenvalues of a general real matrix can be complex (a rotation has "
-        f"e^(±iθ)), and gradlab has no complex dtypes. For a symmetric matrix use "
+        f"e^(±iθ)), and gradlab's complex numbers do not reach eig's gradient yet. For a "
+        f"symmetric matrix use "
         f"linalg.eigh / linalg.eigvalsh (real eigenvalues, orthogonal eigenvectors); for "
         f"magnitudes of a general one, linalg.svdvals")
 

@@ -29,6 +29,11 @@ folder, which is flushed, fsynced and then renamed over the target, so a
 crash mid-save leaves the old checkpoint intact. (Writing into an open file
 object is as safe as that object.)
 
+complex64 is safetensors' own C64. safetensors has no complex128, so such a
+tensor is stored as float64 (real, imaginary) pairs, an extra last dim of 2,
+and the header's ``__metadata__["complex128"]`` lists those entries; other
+safetensors readers see the pairs.
+
 A plain safetensors file (one not written by gradlab, e.g. downloaded model
 weights) loads as a flat ``{name: tensor}`` dict. Its U16, U32 and U64 entries
 become int32, int64 and int64 tensors: gradlab has no unsigned dtype wider
@@ -65,7 +70,7 @@ _CODES = {
     np.dtype(np.int16): "I16", np.dtype(np.uint16): "U16", np.dtype(np.int32): "I32",
     np.dtype(np.uint32): "U32", np.dtype(np.int64): "I64", np.dtype(np.uint64): "U64",
     np.dtype(np.float16): "F16", np.dtype(ml_dtypes.bfloat16): "BF16",
-    np.dtype(np.float32): "F32", np.dtype(np.float64): "F64",
+    np.dtype(np.float32): "F32", np.dtype(np.float64): "F64", np.dtype(np.complex64): "C64",
 }
 _DTYPES = {code: dt for dt, code in _CODES.items()}
 
@@ -76,6 +81,7 @@ class _Flattener:
 
     def __init__(self) -> None:
         self.arrays: dict[str, np.ndarray] = {}
+        self.complex_pairs: list[str] = []  # complex128 entries, stored as float64 pairs
         self._seen: dict[int, str] = {}  # id(tensor or array) -> entry name: store once
         self._open: set[int] = set()  # containers being walked, to catch cycles
 
@@ -84,6 +90,10 @@ class _Flattener:
         if name is not None:
             return name
         dt = array.dtype.newbyteorder("=") if array.dtype.byteorder == ">" else array.dtype
+        pairs = dt == np.complex128  # no safetensors code: float64 (re, im) pairs
+        if pairs:
+            array = np.stack([array.real, array.imag], -1)
+            dt = array.dtype
         if dt not in _CODES:
             raise TypeError(f"save: can't store {path}: dtype {array.dtype} has no safetensors "
                             f"code; supported: {', '.join(sorted(map(str, _CODES)))}")
@@ -93,6 +103,8 @@ class _Flattener:
         stored = np.asarray(array, dtype=dt.newbyteorder("<"))  # keeps 0-d arrays 0-d
         self.arrays[name] = stored if stored.flags.c_contiguous else stored.copy(order="C")
         self._seen[id(value)] = name
+        if pairs:
+            self.complex_pairs.append(name)
         return name
 
     def encode(self, obj, path: str = ""):
@@ -150,10 +162,12 @@ def _is_parameter(t: Tensor) -> bool:
     return isinstance(t, Parameter)
 
 
-def _header(tree, arrays: dict[str, np.ndarray]) -> bytes:
+def _header(tree, arrays: dict[str, np.ndarray], complex_pairs: list[str] | tuple = ()) -> bytes:
     """The length-prefixed JSON header; tensor bytes follow in ``arrays`` order."""
     header: dict = {"__metadata__": {"format": FORMAT, "format_version": FORMAT_VERSION,
                                      "tree": json.dumps(tree, separators=(",", ":"))}}
+    if complex_pairs:  # (metadata values must be strings)
+        header["__metadata__"]["complex128"] = json.dumps(complex_pairs)
     offset = 0
     for name, arr in arrays.items():
         header[name] = {"dtype": _CODES[arr.dtype.newbyteorder("=")],
@@ -180,7 +194,7 @@ def save(obj, f) -> None:
     """
     flat = _Flattener()
     tree = flat.encode(obj)
-    header = _header(tree, flat.arrays)
+    header = _header(tree, flat.arrays, flat.complex_pairs)
     if isinstance(f, (str, os.PathLike)):
         _atomic_write(Path(f), header, flat.arrays)
     elif hasattr(f, "write"):
@@ -320,6 +334,20 @@ def _arrays(data: bytes, name: str) -> dict[str, np.ndarray]:
     return out
 
 
+def _join_complex_pairs(arrays: dict[str, np.ndarray], meta: dict, name: str) -> None:
+    """The complex128 entries, stored as float64 (re, im) pairs, as complex128 again."""
+    try:
+        keys = json.loads(meta.get("complex128") or "[]")
+    except (TypeError, json.JSONDecodeError) as e:
+        raise CheckpointError(f"load: {name} has an unreadable complex128 list ({e})") from None
+    for key in keys if isinstance(keys, list) else [keys]:
+        pairs = arrays.get(key) if isinstance(key, str) else None
+        if pairs is None or pairs.dtype != np.float64 or pairs.ndim == 0 or pairs.shape[-1] != 2:
+            raise CheckpointError(f"load: {name}: {key!r} is listed as complex128 but is not "
+                                  "an entry of float64 (re, im) pairs (a corrupt file?)")
+        arrays[key] = pairs[..., 0] + 1j * pairs[..., 1]
+
+
 def _placement(map_location):
     """A function from the saved device string to the device to load onto."""
     if map_location is None:
@@ -417,6 +445,7 @@ def load(f, map_location=None, *, weights_only: bool | None = None):
     header = _parse_header(data, name)
     arrays = _arrays(data, name)
     meta = header.get("__metadata__") or {}
+    _join_complex_pairs(arrays, meta, name)
     builder = _Builder(arrays, place, name)
     if meta.get("format") != FORMAT:  # plain safetensors: a flat dict in file order
         order = sorted(arrays, key=lambda k: header[k]["data_offsets"][0])

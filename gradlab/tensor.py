@@ -201,9 +201,10 @@ class Tensor:
                     f"'{self.grad_fn.op}'. Fix: use y = x.detach() for a copy outside the graph."
                 )
             return
-        if value and not self.dtype.is_floating_point:
+        if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError(
-                f"only tensors of floating point dtype can require gradients, this one is "
+                f"only tensors of floating point or complex dtype can require gradients, "
+                f"this one is "
                 f"{self.dtype} with shape {tuple(self.shape)}. Fix: convert first, "
                 f"e.g. x = x.float().requires_grad_()"
             )
@@ -454,11 +455,10 @@ class Tensor:
     def type(self, dtype=None):
         """With no argument, the type name (``'gradlab.FloatTensor'``); else ``to(dtype)``."""
         if dtype is None:
-            names = {"float32": "Float", "float64": "Double", "float16": "Half",
-                     "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
-                     "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+            from .legacy_types import TYPE_NAMES
+
             prefix = "gradlab.cuda." if self._device.type == "cuda" else "gradlab."
-            return f"{prefix}{names[self.dtype.name]}Tensor"
+            return prefix + TYPE_NAMES[self.dtype.name]
         if isinstance(dtype, str) and dtype.endswith("Tensor"):  # x.type("torch.LongTensor")
             from . import legacy_types
 

@@ -31,12 +31,13 @@ def _dtype(op: str, type_) -> _dt.dtype:
 class finfo:  # noqa: N801 - PyTorch's spelling
     """Facts about a floating dtype: ``bits``, ``eps``, ``max``, ``min``, ``tiny`` (=
     ``smallest_normal``), ``resolution`` (10^-decimal digits) and ``dtype`` (its name).
-    ``finfo()`` describes the default dtype."""
+    ``finfo()`` describes the default dtype; a complex dtype is described by its parts'
+    (complex64 by float32's), as in PyTorch."""
 
     __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype")
 
     def __init__(self, type=None) -> None:  # noqa: A002 - PyTorch's parameter name
-        d = _dt.get_default_dtype() if type is None else _dtype("finfo", type)
+        d = _dt.get_default_dtype() if type is None else _dtype("finfo", type).to_real()
         if not d.is_floating_point:
             raise TypeError(f"finfo: requires a floating point dtype, got {d}. Use "
                             f"gradlab.iinfo({d}) for integer types")

@@ -128,7 +128,7 @@ def test_iinfo_matches_torch(dtype):
     (lambda: gradlab.iinfo(gradlab.float32), TypeError,
      r"iinfo: gradlab.float32 is not an integer dtype. Use gradlab.finfo"),
     (lambda: gradlab.iinfo(gradlab.bool), TypeError, r"iinfo: gradlab.bool is not an integer"),
-    (lambda: gradlab.finfo("complex64"), TypeError, r"finfo: expected a gradlab dtype"),
+    (lambda: gradlab.finfo("complex32"), TypeError, r"finfo: expected a gradlab dtype"),
     (lambda: gradlab.can_cast(gradlab.float32, 3.5), TypeError, r"can_cast: expected a gradlab"),
 ])
 def test_type_info_errors_teach(call, error, match):

@@ -121,6 +121,12 @@ def _root_gradients(tensors, grad_tensors, create_graph):
                     f"has shape {tuple(t.shape)}. Fix: reduce it first (y.sum().backward()) or "
                     "pass the gradient of something w.r.t. it: y.backward(gradient=...)."
                 )
+            if t.dtype.is_complex:
+                raise RuntimeError(
+                    f"grad can be implicitly created only for real scalar outputs, but this "
+                    f"one is {t.dtype}: a complex number has no single direction of steepest "
+                    "descent. Fix: make a real loss of it, e.g. z.abs() ** 2 or z.real, "
+                    "or pass gradient=... (as PyTorch asks too)")
             g = _ones_like(t)
         elif not isinstance(g, Tensor):
             raise TypeError(f"backward: gradient must be a Tensor, got {type(g).__name__}")
@@ -382,7 +388,10 @@ def _validate(node, results):
         if g._data.shape != shape:
             g = _sum_to_shape(node, i, g, shape)
         if g.dtype is not dtype:
-            g = g.to(dtype)
+            # A real input of an op with a complex result (x * 1j) gets the real part of
+            # its gradient: the imaginary part says how L moves with an imaginary step of
+            # x, which a real x cannot take (PyTorch does the same).
+            g = (g.real if g.dtype.is_complex and not dtype.is_complex else g).to(dtype)
         if g._device is not device:
             raise RuntimeError(
                 f"function {node.name()} returned a gradient on {g.device} for input {i}, "

@@ -220,6 +220,13 @@ def tangents_of(args) -> tuple | None:
 
 def propagate(fn, ctx, args, outputs, tangents) -> None:
     """Run ``fn``'s tangent rule and attach the tangents to ``outputs`` (a tuple)."""
+    if any(o is not None and o.dtype.is_complex for o in outputs) or \
+            any(t is not None and t.dtype.is_complex for t in tangents):
+        raise NotImplementedError(
+            f"forward-mode AD: {fn.name} got complex numbers, and gradlab's tangent rules "
+            "are written for real ones (several reuse backward, whose complex formulas "
+            "conjugate). Fix: use reverse mode (backward, gradlab.func.vjp) for complex "
+            "tensors, or carry real and imaginary parts as two real tensors")
     level, quiet = state.dual, state.in_tangent_rule
     # A rule works on plain values (no tangents of tangents), and its ops are part of this
     # op's forward-mode step: they emit no events, so the debugger and the graph images show

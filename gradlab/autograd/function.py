@@ -46,6 +46,7 @@ from .raw_results import arrays_not_scalars, device_of, in_c_order
 
 __all__ = ["Function", "once_differentiable"]
 
+
 class _ForwardOnlyContext:
     """The ``ctx`` a custom Function sees when no graph is recorded: saving is a no-op."""
 
@@ -111,6 +112,9 @@ class _FunctionMeta(type):
         if "name" not in ns:
             cls.name = clsname[0].lower() + clsname[1:]
         cls.node_name = ns.get("node_name") or f"{clsname}Backward0"
+        # Complex support is a promise about this class's own backward, so a subclass
+        # makes it again (a raw op that does not refuses complex tensors).
+        cls.supports_complex = ns.get("supports_complex", False)
         cls.node_class = type(cls.node_name, (Node,), {
             "__slots__": (), "__module__": cls.__module__,
             "__doc__": f"The backward node of {cls.__qualname__}."})
@@ -139,6 +143,9 @@ class Function(metaclass=_FunctionMeta):
     ``name``  the op name shown in graphs and events (default: class name, lower-cased)
     ``raw``   built-in speed path: forward sees raw arrays, not Tensors
     ``differentiable``  False for ops with no gradient (comparisons): no node is recorded
+    ``supports_complex``  True where forward and backward are right for complex numbers
+                      (the gradient is the conjugate Wirtinger derivative, as in PyTorch);
+                      raw ops without it refuse complex tensors. Not inherited.
     ``tangent_rule``  how forward mode gets a tangent when the op writes no ``jvp``:
                       ``"elementwise"`` (one input, each output element from the same input
                       element: the tangent is backward applied to the input's tangent),
@@ -152,6 +159,7 @@ class Function(metaclass=_FunctionMeta):
     differentiable = True
     returns_input = False  # in-place forms write into and return their first input
     tangent_rule = None
+    supports_complex = False  # set per class (not inherited): see _FunctionMeta
 
     @staticmethod
     def forward(ctx, *args):
@@ -274,7 +282,10 @@ def _dispatch(fn, args):
         # (what _output does, inlined).
         if result.ndim > 1 and not result.flags.c_contiguous:
             result = in_c_order(result, node)
-        diff = record and (result.dtype.kind == "f" or result.dtype == _bfloat16) and (
+        kind = result.dtype.kind
+        if kind == "c" and raw and not fn.supports_complex:
+            _refuse_complex(fn, args)
+        diff = record and (kind == "f" or kind == "c" or result.dtype == _bfloat16) and (
             ctx._non_differentiable is None or id(result) not in ctx._non_differentiable)
         out = _new_tensor(Tensor)
         out._init(result, Storage(result.nbytes, device), ctx if diff else None, 0, diff)
@@ -331,7 +342,10 @@ def _record_node(fn, args):
                 else:
                     acc = a._accumulator
                     edges.append((acc if acc is not None else _grad_accumulator(a), 0))
-                metas.append((a._data.shape, a.dtype, a._device))
+                d = a.dtype
+                if d.is_complex and not fn.supports_complex and fn.raw:
+                    _refuse_complex(fn, args)
+                metas.append((a._data.shape, d, a._device))
                 i += 1
                 continue
             no_grad_tensors |= 1 << i
@@ -355,6 +369,8 @@ def _wrap(r, k, fn, args, device, node):
     if isinstance(r, Tensor):  # a Function with raw=False returns tensors
         data, storage = r._data, r._storage
     else:
+        if r.dtype.kind == "c" and fn.raw and not fn.supports_complex:
+            _refuse_complex(fn, args)
         data = r
         if r.base is not None or fn.returns_input:
             viewed = _viewed_input(r, args)
@@ -383,7 +399,8 @@ def _wrap(r, k, fn, args, device, node):
 
 def _output(data, storage, node, k, result=None):
     """A tensor for output ``k``: part of the graph if recorded and floating point."""
-    diff = node is not None and (data.dtype.kind == "f" or data.dtype == _bfloat16) and (
+    kind = data.dtype.kind
+    diff = node is not None and (kind == "f" or kind == "c" or data.dtype == _bfloat16) and (
         node._non_differentiable is None or id(result) not in node._non_differentiable)
     t = _new_tensor(Tensor)
     t._init(data, storage, node if diff else None, k, diff)
@@ -439,7 +456,7 @@ def _resolve_saved(item, args, outputs, kept):
             if o.grad_fn is None:  # not differentiable: no need for a node reference
                 return kept(o, None, o._storage, None)
             return kept(None, o._data, o._storage, k)
-    if item is None or isinstance(item, (int, float, bool, _np_generic)):
+    if item is None or isinstance(item, (int, float, complex, bool, _np_generic)):
         return kept(None, item, None, None)  # a number: unpacks as itself
     if isinstance(item, Tensor):
         return kept(item, None, item._storage, None)
@@ -482,6 +499,18 @@ def _explain_shape_error(fn, args, error):
             "right, each pair of dims must be equal or one of them 1. Fix: reshape or "
             f"unsqueeze one operand so the dims line up (NumPy said: {error})")
     return RuntimeError(f"{fn.name}: {error} (input shapes {shapes})")
+
+
+def _refuse_complex(fn, args):
+    """An op whose derivative (or values) is not written for complex numbers refuses
+    them, rather than give a silently wrong gradient."""
+    shapes = ", ".join(f"{tuple(a.shape)} {a.dtype}" for a in args if isinstance(a, Tensor))
+    raise TypeError(
+        f"{fn.name}: complex tensors are not supported by this op yet (inputs: {shapes}). "
+        "gradlab differentiates complex numbers through the ops listed in the README's "
+        "'Complex numbers' section (arithmetic, exp, log, sqrt, sin, cos, abs, matmul, sum, "
+        "mean, shape ops, indexing, gradlab.fft). Fix: work on the parts, e.g. x.real and "
+        "x.imag, or gradlab.view_as_real(x)")
 
 
 def _raise_mixed_devices(fn, args):

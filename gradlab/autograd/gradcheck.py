@@ -8,7 +8,14 @@ comes from central differences, one column per input element:
 
 Central differences are accurate to O(eps²), so in float64 with eps = 1e-6
 the two should agree to about 1e-8 unless the function is not smooth at x.
-Run checks in float64: float32 rounding swamps the difference.
+Run checks in float64 (complex128): float32 rounding swamps the difference.
+
+Complex numbers are checked as pairs of reals: each complex input element is
+two columns (a step of its real part, then of its imaginary part) and each
+complex output element two rows (its real part, then its imaginary part).
+Backward gives the rows of Re y with a gradient of 1 and those of Im y with
+a gradient of 1j, since ``z.grad = ∂L/∂Re z + i·∂L/∂Im z`` (see
+``gradlab/ops/complex_parts.py``).
 """
 
 from __future__ import annotations
@@ -39,40 +46,64 @@ def _differentiable_positions(outputs) -> list[int]:
     return [k for k, o in enumerate(outputs) if isinstance(o, Tensor) and o.requires_grad]
 
 
+def _parts(t: Tensor) -> tuple:
+    """The real directions of one element: (1,) for a real tensor, (1, 1j) for complex."""
+    return (1, 1j) if t.dtype.is_complex else (1,)
+
+
+def _as_reals(array: np.ndarray) -> np.ndarray:
+    """A flat float64 vector of the values; complex values as (real, imaginary) pairs."""
+    if array.dtype.kind == "c":
+        return np.stack([array.real, array.imag], -1).astype(np.float64).reshape(-1)
+    return array.astype(np.float64).reshape(-1)
+
+
+def _jacobians(outputs, wrt) -> list:
+    return [[np.zeros((o.numel() * len(_parts(o)), t.numel() * len(_parts(t))))
+             for o in outputs] for t in wrt]
+
+
 def _numerical_jacobian(func, inputs, wrt, outputs, positions, eps):
-    """Per (input, output) pair, a (numel_out, numel_in) matrix of central differences."""
-    jac = [[np.zeros((o.numel(), t.numel())) for o in outputs] for t in wrt]
+    """Per (input, output) pair, a (numel_out, numel_in) matrix of central differences
+    (twice as many rows or columns for complex outputs or inputs)."""
+    jac = _jacobians(outputs, wrt)
     for i, t in enumerate(wrt):
         data = t._data
+        parts = _parts(t)
         for j in range(t.numel()):
             idx = np.unravel_index(j, data.shape) if data.ndim else ()
             orig = data[idx].item() if data.ndim else data.item()
-            values = []
-            for delta in (eps, -eps):
-                data[idx] = orig + delta
-                outs = _as_tuple(func(*inputs))  # grad mode on: func may differentiate inside
-                outs = [outs[p] for p in positions]
-                values.append([o._host().astype(np.float64).reshape(-1) for o in outs])
-            data[idx] = orig
-            for k in range(len(outputs)):
-                jac[i][k][:, j] = (values[0][k] - values[1][k]) / (2 * eps)
+            for p, direction in enumerate(parts):
+                values = []
+                for delta in (eps, -eps):
+                    data[idx] = orig + delta * direction
+                    outs = _as_tuple(func(*inputs))  # grad mode on: func may differentiate
+                    outs = [outs[q] for q in positions]
+                    values.append([_as_reals(o._host()) for o in outs])
+                data[idx] = orig
+                for k in range(len(outputs)):
+                    jac[i][k][:, j * len(parts) + p] = (values[0][k] - values[1][k]) / (2 * eps)
     return jac
 
 
 def _analytic_jacobian(outputs, wrt):
     from ..ops.creation import zeros_like
 
-    jac = [[np.zeros((o.numel(), t.numel())) for o in outputs] for t in wrt]
+    jac = _jacobians(outputs, wrt)
     for k, o in enumerate(outputs):
+        parts = _parts(o)
         for r in range(o.numel()):
-            onehot = zeros_like(o)
-            flat = onehot._data.reshape(-1)
-            flat[r] = 1
-            grads = _grad([o], wrt, grad_outputs=[onehot], retain_graph=True,
-                          allow_unused=True)
-            for i, g in enumerate(grads):
-                if g is not None:
-                    jac[i][k][r, :] = g._host().astype(np.float64).reshape(-1)
+            for p, direction in enumerate(parts):
+                onehot = zeros_like(o)
+                onehot._data.reshape(-1)[r] = direction
+                grads = _grad([o], wrt, grad_outputs=[onehot], retain_graph=True,
+                              allow_unused=True)
+                for i, g in enumerate(grads):
+                    if g is not None:
+                        values = g._host()
+                        if wrt[i].dtype.is_complex and values.dtype.kind != "c":
+                            values = values.astype(np.complex128)
+                        jac[i][k][r * len(parts) + p, :] = _as_reals(values)
     return jac
 
 
@@ -102,7 +133,7 @@ def _check(what, func, inputs, eps, atol, rtol, raise_exception) -> bool:
         raise ValueError(f"{what}: no input requires grad; mark the ones to check with "
                          "requires_grad=True")
     for t in wrt:
-        if t.dtype.name != "float64":
+        if t.dtype.name not in ("float64", "complex128"):
             warnings.warn(f"{what}: input of dtype {t.dtype} is not float64; finite "
                           "differences will be too coarse to be trusted", stacklevel=3)
     all_outputs = _as_tuple(func(*inputs))
@@ -139,14 +170,13 @@ def _check(what, func, inputs, eps, atol, rtol, raise_exception) -> bool:
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
                   rtol: float = 1e-3, raise_exception: bool = True, **_ignored) -> bool:
     """Check second derivatives: gradcheck the gradient of ``func`` (built with create_graph)."""
-    from ..ops.sampling import randn_like
     from ..random import Generator
 
     inputs = _as_tuple(inputs)
     outputs = _differentiable_outputs(_as_tuple(func(*inputs)))
     if grad_outputs is None:  # random, from a private generator: the global stream is untouched
         gen = Generator(outputs[0].device).manual_seed(0) if outputs else None
-        grad_outputs = [randn_like(o, generator=gen).requires_grad_() for o in outputs]
+        grad_outputs = [_random_like(o, gen).requires_grad_() for o in outputs]
     grad_outputs = list(_as_tuple(grad_outputs))
     n_in = len(inputs)
 
@@ -159,3 +189,16 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
 
     return _check("gradgradcheck", first_derivatives, tuple(inputs) + tuple(grad_outputs), eps,
                   atol, rtol, raise_exception)
+
+
+def _random_like(t: Tensor, generator) -> Tensor:
+    """Standard normal values shaped like ``t`` (complex ones with random real and
+    imaginary parts)."""
+    from ..ops.complex_parts import complex as make_complex
+    from ..ops.sampling import randn
+
+    if not t.dtype.is_complex:
+        return randn(t.shape, dtype=t.dtype, device=t.device, generator=generator)
+    part = t.dtype.to_real()
+    return make_complex(randn(t.shape, dtype=part, device=t.device, generator=generator),
+                        randn(t.shape, dtype=part, device=t.device, generator=generator))

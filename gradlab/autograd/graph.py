@@ -139,8 +139,8 @@ class PackedSavedTensor(SavedTensor):
         self.tangent = None
         self.tensor = self.data = self.storage = None  # the node keeps only what pack returns
         self.edge = None
-        if tensor is None and (data is None or isinstance(data, (int, float, bool, np.generic))
-                               or not hasattr(data, "shape")):
+        if tensor is None and (data is None or not hasattr(data, "shape") or
+                               isinstance(data, (int, float, complex, bool, np.generic))):
             self.kind, self.packed = "value", data  # a number: not a tensor, no hooks
             return
         pack, self.unpack_hook = state.saved_hooks

@@ -74,7 +74,7 @@ class SavedTensor:
                 # it move as the output moved (exp's gradient is grad·e^x, and its tangent).
                 state.dual.set(out, tangent[1])
             return out
-        if self.data is None or isinstance(self.data, (int, float, bool, np.generic)):
+        if self.data is None or isinstance(self.data, (int, float, complex, bool, np.generic)):
             return self.data
         return Tensor._make(self.data, None, None, 0, False)
 

@@ -25,6 +25,8 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``unary_backward``           tanh_backward, sigmoid_backward, threshold_backward (for backward)
 ``selection``                clamp, maximum, minimum, where
 ``comparison``               eq, lt, logical_and, isnan ... (bool results, no gradient)
+``complex_parts``            conj, real, imag, angle, complex, polar, view_as_real ...
+``fourier``                  the three FFT ops behind gradlab.fft (fft_c2c, fft_r2c, fft_c2r)
 ``reduction``                sum, mean, prod, max, argmax, any ...
 ``cumulative``               cumsum (a running sum: a scan, not a reduction)
 ``counting``                 bincount, histc, histogram, isin (no gradient), aminmax
@@ -139,6 +141,7 @@ from . import (
     buffers,
     classification_losses,
     comparison,
+    complex_parts,
     conversion,
     convolution,
     counting,
@@ -155,6 +158,7 @@ from . import (
     error_function,
     filling,
     float_parts,
+    fourier,
     functional_aliases,
     fused,
     gamma_functions,
@@ -246,6 +250,7 @@ from .bessel_jy import *  # noqa: F403
 from .buffers import *  # noqa: F403
 from .classification_losses import *  # noqa: F403
 from .comparison import *  # noqa: F403
+from .complex_parts import *  # noqa: F403
 from .conversion import *  # noqa: F403
 from .convolution import *  # noqa: F403
 from .counting import *  # noqa: F403
@@ -359,7 +364,7 @@ FAMILIES = (arithmetic, fused, unary, trigonometry, special_math, error_function
             gamma_sampling, hurwitz_zeta, bessel_jy, orthogonal_polynomials, legacy_norms,
             stacking, instance_normalization, embedding_bag, unpooling, pairwise, volumetric,
             volumetric_pooling, aliases, host_methods, inplace_extras, strided_views,
-            numeric_gradient, multidim_histogram, functional_aliases)
+            numeric_gradient, multidim_histogram, functional_aliases, complex_parts, fourier)
 """The op families; each binds the functions its TENSOR_METHODS names onto Tensor."""
 
 install_methods(FAMILIES)

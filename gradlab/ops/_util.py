@@ -50,7 +50,7 @@ def xp_of(t: Tensor):
 
 def xp_for(array):
     """The array module for a raw array inside a forward: NumPy, or CuPy for GPU arrays."""
-    if type(array) is np.ndarray or isinstance(array, (int, float, bool, np.generic)):
+    if type(array) is np.ndarray or isinstance(array, (int, float, complex, bool, np.generic)):
         return np
     from ..backends import backend_for_array
 
@@ -132,7 +132,11 @@ def promote(a, b):
 
 def _scalar_fits(dtype, value) -> bool:
     """Does a Python scalar leave ``dtype`` unchanged under promotion?"""
-    if dtype.category == 2:  # float tensors absorb any Python number ...
+    if dtype.category == 3:  # complex tensors absorb any Python number
+        return True
+    if isinstance(value, complex):  # a complex number makes the result complex
+        return False
+    if dtype.category == 2:  # float tensors absorb any other Python number ...
         # ... except bfloat16: ml_dtypes computes bfloat16 * 2.5 in float32.
         return dtype is not _dt.bfloat16 or not isinstance(value, float)
     if isinstance(value, bool):
@@ -150,6 +154,8 @@ def _cast_scalar(value, dtype):
         return dtype.np.type(value)  # a bfloat16 scalar keeps NumPy in bfloat16
     if dtype.is_floating_point:
         return float(value)
+    if dtype.is_complex:
+        return complex(value)
     if dtype is _dt.bool:
         return bool(value)
     return _dt.wrap_integer(int(value), dtype)

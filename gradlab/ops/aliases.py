@@ -7,8 +7,8 @@ that carry their own backward, so the graph shows the underlying ops.
   argument order (x is the value where ``condition`` holds).
 * ``x.sum_to_size(*size)``: ``x`` summed down to a shape it could have been
   broadcast from (what a broadcast's backward does to a gradient).
-* ``adjoint``, ``x.mH``, ``x.H``: the conjugate transpose; gradlab's tensors are
-  real, so it is the transpose of the last two dims (a view).
+* ``adjoint``, ``x.mH``, ``x.H``: the conjugate transpose (of the last two dims;
+  for a real tensor the transpose, a view).
 * ``narrow_copy``: ``narrow`` that copies (its own memory, not a view).
 * ``unsafe_chunk``, ``unsafe_split``, ``unsafe_split_with_sizes``: in PyTorch these
   skip a safety check on views changed in place; gradlab keeps the check, so
@@ -28,6 +28,7 @@ import numpy as np
 from ..tensor import Tensor
 from . import creation, indexing, joining, padding, selection, stacking
 from ._util import unbroadcast
+from .complex_parts import conj
 
 __all__ = ["adjoint", "narrow_copy", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes",
            "nonzero_static", "detach"]
@@ -76,32 +77,32 @@ def _expandable(size: tuple, shape: tuple) -> bool:
 
 
 def adjoint(input: Tensor) -> Tensor:
-    """The conjugate transpose of each matrix (last two dims swapped; a view). gradlab's
-    tensors are real, so no conjugation. Derivative: the gradient transposed back."""
+    """The conjugate transpose of each matrix: the last two dims swapped (a view), and
+    conjugated for complex tensors. Derivative: that of transpose and conj."""
     if input.ndim < 2:
         raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of "
                            f"matrices. Got {input.ndim}-D tensor (shape {tuple(input.shape)}). "
                            f"Fix: unsqueeze a vector to a row or column first")
-    return input.transpose(-2, -1)
+    return conj(input.transpose(-2, -1))
 
 
 def _matrix_adjoint_fn(self: Tensor) -> Tensor:
     if self.ndim < 2:
         raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. "
                            f"Got {self.ndim}-D tensor (shape {tuple(self.shape)})")
-    return self.transpose(-2, -1)
+    return conj(self.transpose(-2, -1))
 
 
 def _conjugate_transpose_fn(self: Tensor) -> Tensor:
     if self.ndim == 0:
         warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
                       UserWarning, stacklevel=3)
-        return self
+        return conj(self)
     if self.ndim != 2:
         hint = " For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
                            f"{self.ndim}-D tensor.{hint}")
-    return self.transpose(0, 1)
+    return conj(self.transpose(0, 1))
 
 
 _matrix_adjoint = property(_matrix_adjoint_fn, doc=(

@@ -24,6 +24,7 @@ from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Size, Tensor
 from ._util import as_operand, binary_op, promote, tangent_sum, unbroadcast, xp_for
+from .complex_parts import conj
 from .selection import where
 from .unary import _StepFunction, floor, log, trunc
 
@@ -38,6 +39,7 @@ class Add(Function):
     """a + b.   d/da = 1, d/db = 1."""
 
     raw = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -58,6 +60,7 @@ class Sub(Function):
     """a - b.   d/da = 1, d/db = -1."""
 
     raw = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -79,12 +82,14 @@ class Rsub(Sub):
     PyTorch's names (``number - tensor`` runs it too, as RsubScalar)."""
 
     name, node_name = "rsub", "RsubBackward0"
+    supports_complex = True
 
 
 class RsubScalar(Rsub):
     """``rsub`` of a number: PyTorch's overload for it, RsubBackward1."""
 
     name, node_name = "rsub", "RsubBackward1"
+    supports_complex = True
 
 
 class AddScaled(Function):
@@ -93,6 +98,7 @@ class AddScaled(Function):
 
     name, node_name = "add", "AddBackward0"
     raw = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, b, alpha):
@@ -103,7 +109,7 @@ class AddScaled(Function):
     def backward(ctx, grad):
         sa, sb, _ = ctx.input_shapes
         return (None if sa is None else unbroadcast(grad, sa),
-                None if sb is None else unbroadcast(grad * ctx.alpha, sb), None)
+                None if sb is None else unbroadcast(grad * conj(ctx.alpha), sb), None)
 
     @staticmethod
     def jvp(ctx, ta, tb, _):
@@ -115,6 +121,7 @@ class SubScaled(AddScaled):
     """a - alpha·b: ``sub`` with ``alpha=``, as AddScaled with -alpha under sub's names."""
 
     name, node_name = "sub", "SubBackward0"
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, b, alpha):
@@ -132,6 +139,7 @@ class Mul(Function):
     """a * b.   d/da = b, d/db = a.   jvp: ẏ = ȧ · b + a · ḃ (linear in each input)."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "multilinear"
 
     @staticmethod
@@ -143,14 +151,16 @@ class Mul(Function):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         sa, sb = ctx.input_shapes
-        return (None if sa is None else unbroadcast(grad * b, sa),
-                None if sb is None else unbroadcast(grad * a, sb))
+        # For complex numbers the local derivative is conjugated (see complex_parts).
+        return (None if sa is None else unbroadcast(grad * conj(b), sa),
+                None if sb is None else unbroadcast(grad * conj(a), sb))
 
 
 class Div(Function):
     """a / b.   d/da = 1/b, d/db = -a/b² = -(a/b)/b."""
 
     raw = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -162,9 +172,9 @@ class Div(Function):
     def backward(ctx, grad):
         b, out = ctx.saved_tensors
         sa, sb = ctx.input_shapes
-        grad_a = grad / b
+        grad_a = grad / conj(b)
         return (None if sa is None else unbroadcast(grad_a, sa),
-                None if sb is None else unbroadcast(-grad_a * out, sb))
+                None if sb is None else unbroadcast(-grad_a * conj(out), sb))
 
     @staticmethod
     def jvp(ctx, ta, tb):
@@ -179,6 +189,7 @@ class Neg(Function):
     """-a.   d/da = -1.   jvp: ẏ = -ȧ."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "linear"
 
     @staticmethod
@@ -257,7 +268,7 @@ def div(input, other, *, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode is not None:
         return _rounded_div(a, b, rounding_mode)
     dtype = a.dtype if isinstance(a, Tensor) else b.dtype
-    if not dtype.is_floating_point:  # PyTorch: int / int is float
+    if dtype.category < 2:  # PyTorch: int / int is float (bool and integers only)
         fdt = _dt.get_default_dtype()
         a = a.to(fdt) if isinstance(a, Tensor) else float(a)
         b = b.to(fdt) if isinstance(b, Tensor) else float(b)
@@ -310,6 +321,7 @@ class PowScalar(Function):
     """a ** e for a number e.   d/da = e · a^(e-1)."""
 
     raw = True
+    supports_complex = True
     name, node_name = "pow", "PowBackward0"
     tangent_rule = "elementwise"
 
@@ -325,7 +337,7 @@ class PowScalar(Function):
         e = ctx.exponent
         if e == 0:  # a constant: zeros, even where grad is NaN or inf (as PyTorch)
             return grad.new_zeros(a.shape), None
-        return grad * (a ** (e - 1) * e), None
+        return grad * conj(a ** (e - 1) * e), None
 
 
 def _integer_power(a, b):
@@ -397,7 +409,7 @@ def pow(input, exponent) -> Tensor:
         if not isinstance(exponent, Tensor):
             if input.dtype is _dt.bool and not isinstance(exponent, float):
                 input = input.to(_dt.int64)  # a bool to a power is a count, as PyTorch
-            if not input.dtype.is_floating_point:
+            if input.dtype.category < 2:  # bool and integers
                 if isinstance(exponent, float):
                     input = input.to(_dt.get_default_dtype())
                 elif exponent < 0:

@@ -24,12 +24,17 @@ class _Compare(Function):
     differentiable = False
 
 
-def _comparison(name: str, py_op):
+def _comparison(name: str, py_op, ordering: bool = False):
     cls = type(name.capitalize(), (_Compare,), {
         "name": name, "forward": staticmethod(lambda ctx, a, b: py_op(a, b)),
         "__doc__": f"Elementwise {name}; returns a bool tensor (no gradient)."})
 
     def op(input, other) -> Tensor:
+        if ordering and (_is_complex(input) or _is_complex(other)):
+            raise TypeError(
+                f"{name}: complex numbers have no order, so they can't be compared with "
+                f"< or > (NumPy would compare real parts first; PyTorch refuses too). Fix: "
+                f"compare what you mean: x.abs(), x.real or x.angle()")
         return binary_op(cls, input, other)
 
     op.__name__ = name
@@ -39,10 +44,14 @@ def _comparison(name: str, py_op):
 
 eq = _comparison("eq", lambda a, b: a == b)
 ne = _comparison("ne", lambda a, b: a != b)
-lt = _comparison("lt", lambda a, b: a < b)
-le = _comparison("le", lambda a, b: a <= b)
-gt = _comparison("gt", lambda a, b: a > b)
-ge = _comparison("ge", lambda a, b: a >= b)
+lt = _comparison("lt", lambda a, b: a < b, ordering=True)
+le = _comparison("le", lambda a, b: a <= b, ordering=True)
+gt = _comparison("gt", lambda a, b: a > b, ordering=True)
+ge = _comparison("ge", lambda a, b: a >= b, ordering=True)
+
+
+def _is_complex(x) -> bool:
+    return isinstance(x, complex) or (isinstance(x, Tensor) and x.dtype.is_complex)
 
 
 def _logical(name: str, xp_name: str, unary: bool = False,

@@ -16,6 +16,7 @@ from ..autograd.function import Function
 from ..backends import device as as_device
 from ..storage import Storage
 from ..tensor import Tensor
+from .complex_parts import complex_to_real_warning
 
 __all__ = ["clone"]
 # new_zeros ... are methods only in PyTorch too (there is no torch.new_zeros).
@@ -27,11 +28,15 @@ class ToDtype(Function):
     """Cast to another dtype.   Backward: cast the gradient back to the input's dtype."""
 
     raw = True
+    supports_complex = True
     name, node_name = "to", "ToCopyBackward0"  # PyTorch's: .to() is _to_copy underneath
     tangent_rule = "linear"  # the tangent is cast too (an integer target has no tangent)
 
     @staticmethod
     def forward(ctx, a, np_dtype):
+        if a.dtype.kind == "c" and np_dtype.kind != "c":
+            complex_to_real_warning()
+            a = a.real
         return a.astype(np_dtype)
 
     @staticmethod
@@ -117,6 +122,7 @@ class Clone(Function):
     """A copy with its own memory.   Backward: the gradient passes through."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "linear"
 
     @staticmethod

@@ -3,8 +3,9 @@
 (Random tensors, ``rand``, ``randn``, ``multinomial`` ..., are in :mod:`.sampling`.)
 
 dtype rules follow PyTorch: Python floats give the default dtype (float32),
-Python ints give int64, bools give bool; NumPy arrays keep their dtype (but
-uint16/32/64, which gradlab lacks, widen to int32/int64/int64). Python numbers
+complex numbers its complex dtype (complex64), ints give int64, bools give bool;
+NumPy arrays keep their dtype (but uint16/32/64, which gradlab lacks, widen to
+int32/int64/int64). Python numbers
 must fit an integer dtype: ``tensor([300], dtype=uint8)`` is an error, as in PyTorch.
 """
 
@@ -66,6 +67,8 @@ def _infer_numpy(data, dtype_given: bool = False) -> np.ndarray:
         )
     if kind == "f" and not dtype_given:
         return arr.astype(_dt.get_default_dtype().np, copy=False)
+    if kind == "c" and not dtype_given:  # Python complex numbers: complex64 by default
+        return arr.astype(_dt.get_default_complex_dtype().np, copy=False)
     if kind == "i" and arr.dtype != np.int64:
         return arr.astype(np.int64)
     return arr
@@ -87,6 +90,8 @@ def _sequence_dtype(data, dtype_given: bool):
         return _dt.bool
     if isinstance(data, int):
         return _dt.int64
+    if isinstance(data, complex):
+        return _dt.complex128 if dtype_given else _dt.get_default_complex_dtype()
     return _dt.float64 if dtype_given else _dt.get_default_dtype()
 
 
@@ -261,8 +266,13 @@ def _on_device(host_array, device, requires_grad=False) -> Tensor:
 
 @recorded
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    dtype = _dt.to_dtype(dtype or _dt.get_default_dtype())
-    arr = np.linspace(_number(start), _number(end), int(steps), dtype=np.float64)
+    start, end = _number(start), _number(end)
+    if dtype is None:
+        complex_ends = isinstance(start, complex) or isinstance(end, complex)
+        dtype = _dt.get_default_complex_dtype() if complex_ends else _dt.get_default_dtype()
+    dtype = _dt.to_dtype(dtype)
+    arr = np.linspace(start, end, int(steps), dtype=np.complex128 if dtype.is_complex
+                      else np.float64)
     return _on_device(arr.astype(dtype.np), device, requires_grad)
 
 

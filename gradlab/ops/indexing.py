@@ -95,6 +95,7 @@ class Index(Function):
     """
 
     raw = True
+    supports_complex = True
     tangent_rule = "linear"
 
     @staticmethod
@@ -118,6 +119,7 @@ class IndexByTensors(Index):
     replayed graph indexes with the new tensors."""
 
     name, node_name = "index", Index.node_name
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, template, *arrays):
@@ -126,6 +128,7 @@ class IndexByTensors(Index):
     @staticmethod
     def backward(ctx, grad):
         return (Index.backward(ctx, grad)[0], None) + (None,) * (len(ctx.input_shapes) - 2)
+
 
 def _basic_node_name(key) -> str | None:
     """PyTorch's node name for basic indexing, which it runs as one op per index, left to
@@ -162,6 +165,7 @@ class IndexPut(Function):
 
     raw = True
     name = "index_put"
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, key, value, accumulate):
@@ -196,6 +200,7 @@ class IndexPutByTensors(IndexPut):
     tensors)``, the key made in forward (see ``IndexByTensors``)."""
 
     name, node_name = "index_put", IndexPut.node_name
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, template, value, accumulate, *arrays):
@@ -214,6 +219,7 @@ class IndexPutByTensors(IndexPut):
             return tangent
         return IndexPut.apply(tangent_or_zeros(tangent, a), ctx.key,
                               0.0 if value_tangent is None else value_tangent, accumulate)
+
 
 def getitem(input, index) -> Tensor:
     """``x[index]`` with ints, slices, None, ``...``, masks and integer tensors or lists."""

@@ -57,7 +57,8 @@ def _inplace_form(op: type[Function]) -> type[Function]:
     cls = _forms.get(op)
     if cls is None:
         cls = _forms[op] = type(op.__name__ + "_", (op,), {
-            "name": op.name + "_", "node_name": op.node_name})
+            "name": op.name + "_", "node_name": op.node_name,
+            "supports_complex": op.supports_complex})  # the same math as op
     return cls
 
 
@@ -125,7 +126,7 @@ def _direct_form(op: type[Function]) -> type[Function]:
 
         cls = _direct_forms[op] = type(op.__name__ + "_", (op,), {
             "name": op.name + "_", "node_name": op.node_name, "returns_input": True,
-            "forward": staticmethod(forward)})
+            "supports_complex": op.supports_complex, "forward": staticmethod(forward)})
     return cls
 
 

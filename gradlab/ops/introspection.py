@@ -2,10 +2,9 @@
 ``is_same_size``, ``storage_offset``, ``typename`` ...
 
 They read metadata (dtype, shape, device, where the view starts) and never
-compute or record anything. Two always answer False in gradlab, as they
-say: ``is_complex`` (gradlab has no complex dtypes) and ``is_inference``
-(``inference_mode`` works like ``no_grad`` and doesn't mark the tensors
-made inside it).
+compute or record anything. ``is_inference`` always answers False in
+gradlab (``inference_mode`` works like ``no_grad`` and doesn't mark the
+tensors made inside it).
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ def is_signed(input: Tensor) -> bool:
 
 
 def is_complex(input: Tensor) -> bool:
-    """Always False: gradlab has no complex dtypes."""
+    """True for complex64 and complex128 tensors."""
     return _tensor("is_complex", input).dtype.is_complex
 
 

@@ -67,6 +67,7 @@ class Cat(Function):
     """
 
     raw = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, dim, *arrays):
@@ -129,6 +130,7 @@ class Split(Function):
     """
 
     raw = True
+    supports_complex = True
     name = "split_with_sizes"
     tangent_rule = "linear"
 
@@ -249,6 +251,7 @@ class Stack(Function):
     """
 
     raw = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, dim, *arrays):
@@ -295,6 +298,7 @@ class Unbind(Function):
     """The slices of ``dim``, one output each (views).   Backward: ``stack`` their gradients."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "linear"
 
     @staticmethod

@@ -34,6 +34,7 @@ class Matmul(Function):
     """
 
     raw = True
+    supports_complex = True
     tangent_rule = "multilinear"
 
     @staticmethod
@@ -59,12 +60,12 @@ class Matmul(Function):
             g2 = g2.unsqueeze(-1)
         grad_a = grad_b = None
         # (Matmul.apply, not @: these shapes line up by construction, so skip the checks.)
-        if sa is not None:  # dA = dC @ Bᵀ, summed over broadcast batch dims
-            grad_a = unbroadcast(Matmul.apply(g2, b2.mT), a2._data.shape)
+        if sa is not None:  # dA = dC @ Bᵀ (Bᴴ for complex), summed over broadcast batch dims
+            grad_a = unbroadcast(Matmul.apply(g2, b2.mH), a2._data.shape)
             if a.ndim == 1:
                 grad_a = grad_a.reshape(sa)
-        if sb is not None:  # dB = Aᵀ @ dC
-            grad_b = unbroadcast(Matmul.apply(a2.mT, g2), b2._data.shape)
+        if sb is not None:  # dB = Aᵀ @ dC (Aᴴ for complex)
+            grad_b = unbroadcast(Matmul.apply(a2.mH, g2), b2._data.shape)
             if b.ndim == 1:
                 grad_b = grad_b.reshape(sb)
         return grad_a, grad_b

@@ -8,7 +8,7 @@ their gradients, double backward and forward mode come with them:
     pinverse(A)         = V diag(1/σ) Uᵀ over the singular values σ > rcond·σ_max
     chain_matmul(A, B, …) = A @ B @ …
     addr(M, u, v)       = β M + α u vᵀ
-    vdot(u, v)          = Σ u_i v_i  (conj(u)·v; gradlab's dtypes are real)
+    vdot(u, v)          = Σ conj(u_i) v_i
 
 ``matrix_exp`` is one node. Its forward is scaling and squaring: halve A
 until its 1-norm is at most 1/2, sum the Taylor series to degree 18 (the
@@ -33,6 +33,7 @@ from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import autocast_inputs, promote, xp_for
+from .complex_parts import conj
 from .joining import cat
 from .linalg import matmul, outer
 from .selection import where
@@ -207,7 +208,8 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tenso
 
 
 def vdot(input: Tensor, other: Tensor) -> Tensor:
-    """Σ conj(u_i) v_i of two 1-D tensors (real here, so ``dot``). d/du = g v, d/dv = g u."""
+    """Σ conj(u_i) v_i of two 1-D tensors (``dot`` for real ones). d/du = g v, d/dv = g u
+    (conjugated for complex ones, by the ops it is made of)."""
     for name, v in (("input", input), ("other", other)):
         if not isinstance(v, Tensor):
             raise TypeError(f"vdot: {name} must be a Tensor, got {type(v).__name__}")
@@ -221,5 +223,5 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:
     if input.dtype is not other.dtype:
         raise RuntimeError(f"vdot: expected both vectors to have the same dtype, got "
                            f"{input.dtype} and {other.dtype}. Fix: other.to(input.dtype)")
-    return matmul(input, other)
+    return matmul(conj(input), other)
 

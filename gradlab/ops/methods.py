@@ -9,7 +9,7 @@ them, and the operators (``+``, ``@``, ``==`` ...).
 from __future__ import annotations
 
 from ..tensor import Tensor
-from . import arithmetic, comparison, inplace, linalg, unary
+from . import arithmetic, comparison, complex_parts, inplace, linalg, unary
 
 
 def _reversed(fn):
@@ -61,3 +61,7 @@ def install_methods(families, cls=Tensor) -> None:
                      doc="All dims reversed (the transpose, for a matrix).")
     cls.mT = property(lambda self: self.transpose(-2, -1),
                       doc="The last two dims swapped: a batch of transposed matrices.")
+    cls.real = property(complex_parts.real, doc="The real parts: a view for complex tensors, "
+                        "the tensor itself for real ones.")
+    cls.imag = property(complex_parts.imag, doc="The imaginary parts of a complex tensor, "
+                        "as a view.")

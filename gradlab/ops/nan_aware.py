@@ -15,8 +15,8 @@ The losing side gets exactly 0, even for a NaN or inf output gradient
 (``where``, not a product with a mask).
 
 ``isposinf``, ``isneginf`` and ``isreal`` are tests: bool results, no
-gradient. gradlab has no complex dtypes, so every value is real and
-``isreal`` is all True (it exists so that PyTorch code runs unchanged).
+gradient. ``isreal`` is True where the imaginary part is 0, so all True for
+a real tensor.
 """
 
 from __future__ import annotations
@@ -146,14 +146,14 @@ def isneginf(input: Tensor) -> Tensor:
 
 
 class Isreal(_Compare):
-    """Is the value real? Always True here: gradlab has no complex dtypes."""
+    """Is the value real (its imaginary part 0)?"""
 
     @staticmethod
     def forward(ctx, a):
-        return xp_for(a).ones(a.shape, dtype=bool)
+        return a.imag == 0 if a.dtype.kind == "c" else xp_for(a).ones(a.shape, dtype=bool)
 
 
 def isreal(input: Tensor) -> Tensor:
-    """True where the imaginary part is 0; gradlab's dtypes are all real, so all True."""
+    """True where the imaginary part is 0 (everywhere, for a real tensor)."""
     _tensor("isreal", input)
     return Isreal.apply(input)

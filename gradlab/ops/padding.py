@@ -32,6 +32,7 @@ class Narrow(Function):
     """
 
     raw = True
+    supports_complex = True
     tangent_rule = "linear"
 
     @staticmethod
@@ -73,6 +74,7 @@ class ConstantPadNd(Function):
     """
 
     raw = True
+    supports_complex = True
     name = "constant_pad_nd"
 
     @staticmethod

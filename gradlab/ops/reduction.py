@@ -118,6 +118,7 @@ class Sum(Function):
     """sum over dims.   d/da_i = 1 for every element: the gradient is copied back."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "linear"  # ẏ = sum(ȧ)
 
     @staticmethod
@@ -149,6 +150,7 @@ class Mean(Function):
     """mean over dims.   d/da_i = 1/n for each of the n averaged elements."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "linear"  # ẏ = mean(ȧ)
 
     @staticmethod
@@ -172,10 +174,10 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Average of all elements, or over ``dim``. Needs a floating point tensor."""
     if dtype is not None:
         input = input.to(dtype)
-    if not input.dtype.is_floating_point:
+    if input.dtype.category < 2:
         raise RuntimeError(
-            f"mean: expected a floating point tensor, got {input.dtype} with shape "
-            f"{tuple(input.shape)}. Fix: x.float().mean(), or pass dtype=gradlab.float32"
+            f"mean: expected a floating point or complex tensor, got {input.dtype} with "
+            f"shape {tuple(input.shape)}. Fix: x.float().mean(), or pass dtype=gradlab.float32"
         )
     return Mean.apply(input, reduce_dims(input, dim, "mean"), keepdim)
 

@@ -30,6 +30,7 @@ class Flip(Function):
     """Reverse the order along ``dims`` (a copy, as in PyTorch).   Backward: flip the gradient."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "linear"
 
     @staticmethod
@@ -67,6 +68,7 @@ class Roll(Function):
     """Shift values along dims, wrapping around.   Backward: roll the gradient back."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "linear"
 
     @staticmethod

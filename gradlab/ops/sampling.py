@@ -41,7 +41,7 @@ def _random(sample, size, dtype, device, generator, requires_grad) -> Tensor:
 
 def _sampling_dtype(op: str, dtype):
     """NumPy samples float32/float64 directly; half types are drawn in float32 then cast."""
-    if not dtype.is_floating_point:
+    if not dtype.is_floating_point and not dtype.is_complex:
         raise RuntimeError(
             f"{op}: draws floating point values, which a {dtype} tensor can't hold. "
             "Fix: use a floating dtype, or randint() for random integers."
@@ -53,19 +53,31 @@ def _sampling_dtype(op: str, dtype):
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform on [0, 1)."""
     def sample(rng, shape, d):
-        return rng.random(shape, dtype=_sampling_dtype("rand", d)).astype(d.np, copy=False)
+        return _complex_parts(rng.random, shape, d, "rand", scale=1.0)
 
     return _random(sample, _size(size), dtype, device, generator, requires_grad)
 
 
 @recorded
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Standard normal: mean 0, variance 1."""
+    """Standard normal: mean 0, variance 1 (complex: each part has variance 1/2, so
+    E|z|² = 1, as PyTorch)."""
     def sample(rng, shape, d):
-        return rng.standard_normal(shape, dtype=_sampling_dtype("randn", d)).astype(
-            d.np, copy=False)
+        return _complex_parts(rng.standard_normal, shape, d, "randn", scale=0.5 ** 0.5)
 
     return _random(sample, _size(size), dtype, device, generator, requires_grad)
+
+
+def _complex_parts(draw, shape, d, op: str, scale: float):
+    """``draw(shape)`` in dtype ``d``; for a complex ``d``, real and imaginary parts drawn
+    one after the other (times ``scale``) in its real dtype."""
+    if not d.is_complex:
+        return draw(shape, dtype=_sampling_dtype(op, d)).astype(d.np, copy=False)
+    part = d.to_real().np
+    out = np.empty(shape, dtype=d.np)
+    out.real = draw(shape, dtype=part) * part.type(scale)
+    out.imag = draw(shape, dtype=part) * part.type(scale)
+    return out
 
 
 @recorded

@@ -163,6 +163,7 @@ class Where(Function):
     """cond ? a : b.   The gradient goes to a where cond holds, to b elsewhere."""
 
     raw = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, cond, a, b):

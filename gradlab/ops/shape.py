@@ -61,6 +61,7 @@ class Reshape(Function):
     """Same values, new shape.   Backward: reshape the gradient back."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "linear"
 
     @staticmethod
@@ -78,6 +79,8 @@ class Reshape(Function):
 class View(Reshape):
     """``view``: a reshape its caller checked needs no copy. Its own op so that events and
     graphs say ``view`` where the code said view, as PyTorch's do."""
+
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, shape):
@@ -122,6 +125,7 @@ class Expand(Function):
     """Repeat size-1 dims without copying.   Backward: sum the gradient over the copies."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "linear"
 
     @staticmethod
@@ -208,6 +212,7 @@ class Permute(Function):
     """Reorder dims.   Backward: apply the inverse permutation to the gradient."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "linear"
 
     @staticmethod
@@ -237,6 +242,7 @@ class Transpose(Function):
     """Swap two dims.   Backward: swap the same two dims of the gradient back."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "linear"
 
     @staticmethod
@@ -264,6 +270,7 @@ class T(Transpose):
     """``t()``: Transpose of a matrix, under PyTorch's op and node names."""
 
     name, node_name = "t", "TBackward0"
+    supports_complex = True
 
 
 def t(input) -> Tensor:
@@ -278,6 +285,7 @@ class Unsqueeze(Function):
     """Insert a size-1 dim.   Backward: remove it."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "linear"
 
     @staticmethod
@@ -297,6 +305,7 @@ class Squeeze(Function):
     """Drop size-1 dims.   Backward: put them back."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "linear"
 
     @staticmethod
@@ -312,12 +321,14 @@ class SqueezeDim(Squeeze):
     """``squeeze(dim)``: PyTorch's overload for one dim, under its node name."""
 
     name, node_name = "squeeze", "SqueezeBackward1"
+    supports_complex = True
 
 
 class SqueezeDims(Squeeze):
     """``squeeze((d0, d1, ...))``: the overload for several dims."""
 
     name, node_name = "squeeze", "SqueezeBackward2"
+    supports_complex = True
 
 
 def squeeze(input, dim=None) -> Tensor:

@@ -283,9 +283,16 @@ class Sgn(_StepFunction):
 
 
 def sgn(input) -> Tensor:
-    """sign(x) for real tensors (PyTorch's complex x/|x| extension; gradlab is real)."""
+    """sign(x) for real tensors; for complex ones z/|z|, the point on the unit circle in
+    z's direction (0 at 0), as PyTorch. Its gradient comes from those two ops."""
     if input.dtype is _dt.bool:
         return input.clone()  # sgn of a bool is the bool itself
+    if input.dtype.is_complex:
+        from .selection import where
+        from .unary import abs
+
+        magnitude = abs(input)
+        return where(magnitude == 0, 0.0, input / where(magnitude == 0, 1.0, magnitude))
     return Sgn.apply(input)
 
 

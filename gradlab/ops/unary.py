@@ -20,6 +20,7 @@ from .. import dtypes as _dt
 from ..autograd.function import Function, _dispatch
 from ..tensor import Tensor
 from ._util import as_operand, xp_for
+from .complex_parts import conj
 from .unary_backward import SigmoidBackward, TanhBackward, ThresholdBackward
 
 __all__ = ["exp", "log", "log1p", "sqrt", "rsqrt", "abs", "sign", "sin", "cos", "tan", "tanh",
@@ -34,7 +35,7 @@ def _unary(fn, x, op: str):
         if not isinstance(x, Tensor):
             from .creation import tensor
             x = tensor(x)
-    if not x.dtype.is_floating_point:
+    if x.dtype.category < 2:  # bool and integers (not floats, not complex)
         x = x.to(_dt.get_default_dtype())  # PyTorch: exp(int tensor) is float
     return _dispatch(fn, (x,))
 
@@ -43,6 +44,7 @@ class Exp(Function):
     """e^a.   d/da = e^a (the output itself)."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "elementwise"
 
     @staticmethod
@@ -54,13 +56,14 @@ class Exp(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return grad * out
+        return grad * conj(out)  # conj: for complex numbers (see complex_parts)
 
 
 class Log(Function):
     """ln a.   d/da = 1/a."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "elementwise"
 
     @staticmethod
@@ -71,7 +74,7 @@ class Log(Function):
     @staticmethod
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
-        return grad / a
+        return grad / conj(a)
 
 
 class Log1p(Function):
@@ -95,6 +98,7 @@ class Sqrt(Function):
     """√a.   d/da = 1 / (2√a)."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "elementwise"
 
     @staticmethod
@@ -106,7 +110,7 @@ class Sqrt(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return grad / (out * 2)
+        return grad / conj(out * 2)
 
 
 class Rsqrt(Function):
@@ -131,6 +135,7 @@ class Abs(Function):
     """|a|.   d/da = sign(a) (0 at 0, as in PyTorch)."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "elementwise"
 
     @staticmethod
@@ -141,6 +146,9 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
+        if a.dtype.is_complex:  # |z| grows fastest along z itself: z/|z|
+            from .special_math import sgn
+            return grad * sgn(a)
         return grad * sign(a)
 
 
@@ -148,6 +156,7 @@ class Sin(Function):
     """sin a.   d/da = cos a."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "elementwise"
 
     @staticmethod
@@ -158,13 +167,14 @@ class Sin(Function):
     @staticmethod
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
-        return grad * cos(a)
+        return grad * conj(cos(a))
 
 
 class Cos(Function):
     """cos a.   d/da = -sin a."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "elementwise"
 
     @staticmethod
@@ -175,7 +185,7 @@ class Cos(Function):
     @staticmethod
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
-        return -(grad * sin(a))
+        return -(grad * conj(sin(a)))
 
 
 class Tan(Function):

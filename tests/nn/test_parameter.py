@@ -26,7 +26,7 @@ def test_parameter_shares_memory_is_a_leaf_and_requires_grad():
 
 
 def test_parameter_errors_teach():
-    with pytest.raises(RuntimeError, match="only tensors of floating point dtype"):
+    with pytest.raises(RuntimeError, match="only tensors of floating point or complex dtype"):
         nn.Parameter(gradlab.tensor([1, 2]))
     with pytest.raises(TypeError, match=r"Parameter: expected a Tensor, got list.*wrap"):
         nn.Parameter([1.0, 2.0])
