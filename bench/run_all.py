@@ -21,6 +21,7 @@ import _harness as h
 import cnn_step
 import debug_overhead
 import event_bus
+import fft_ops
 import graph_mode
 import jacobian_modes
 import mlp_step
@@ -31,7 +32,7 @@ import tui_graph
 BENCHMARKS = {
     "tiny_ops": tiny_ops, "mlp_step": mlp_step, "cnn_step": cnn_step, "event_bus": event_bus,
     "render_graph": render_graph, "tui_graph": tui_graph, "debug_overhead": debug_overhead,
-    "jacobian_modes": jacobian_modes, "graph_mode": graph_mode,
+    "jacobian_modes": jacobian_modes, "graph_mode": graph_mode, "fft_ops": fft_ops,
 }
 RESULTS = h.BENCH_DIR / "RESULTS.md"
 

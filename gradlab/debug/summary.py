@@ -66,6 +66,10 @@ def _block_sums(a, out_rows: int, out_cols: int, xp):
 
 
 def _values_text(host: np.ndarray) -> str:
+    if host.dtype.kind == "c":  # NumPy pads complex values oddly ("1.+2.j ,"): print's way
+        from .._formatting import format_values
+
+        return format_values(host, 0)
     if host.ndim == 0:
         return str(host.item())
     return np.array2string(host, precision=4, separator=", ", threshold=host.size + 1,
