@@ -6,6 +6,8 @@ op, backward step and allocation published on :mod:`gradlab.events`.
 
 import warnings as _warnings
 
+from numpy import exceptions as _np_exceptions
+
 from . import autograd, events, random
 from .autograd import (
     enable_grad,
@@ -51,14 +53,28 @@ from .ops import *  # noqa: F403
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .tensor import Size, Tensor
 
-# NumPy warns "invalid value encountered in log" where PyTorch quietly makes nan or inf,
-# and the warning points into gradlab's ops, not at the user's line. PyTorch's way is
-# kept: silence for NumPy's float warnings raised inside gradlab (the user's own NumPy
-# code still warns). NaNs are found with autograd.detect_anomaly() or the debugger's N.
-# Array methods (a.sum(), a.mean() ...) warn from NumPy's own _methods module, so that
-# one is quiet too: an inf - inf inside a sum in backward must not print a warning.
-_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradlab(\.|$)")
-_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"numpy\._core\._methods$")
+
+def _install_warning_filters() -> None:
+    """NumPy warns "invalid value encountered in log" where PyTorch quietly makes nan or
+    inf, and the warning points into gradlab's ops, not at the user's line. PyTorch's way
+    is kept: silence for NumPy's float warnings raised inside gradlab (the user's own
+    NumPy code still warns). NaNs are found with autograd.detect_anomaly() or the
+    debugger's N. Array methods (a.sum(), a.mean() ...) warn from NumPy's own _methods
+    module, so that one is quiet too: an inf - inf inside a sum in backward must not
+    print a warning.
+
+    But NumPy's ComplexWarning (a RuntimeWarning: "casting complex values to real
+    discards the imaginary part") is an error inside gradlab: a raw op that dropped
+    imaginary parts would give a wrong answer quietly. (Filters added later are checked
+    first.) Run once, at import."""
+    _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradlab(\.|$)")
+    _warnings.filterwarnings("ignore", category=RuntimeWarning,
+                             module=r"numpy\._core\._methods$")
+    _warnings.filterwarnings("error", category=_np_exceptions.ComplexWarning,
+                             module=r"gradlab(\.|$)")
+
+
+_install_warning_filters()
 
 float = float32  # noqa: A001 - PyTorch's aliases
 double = float64

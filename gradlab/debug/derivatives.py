@@ -22,13 +22,14 @@ RULES: dict[str, str] = {
     "sub": "d(a-b)/da = 1, d(a-b)/db = -1: a gets the incoming gradient, b gets it negated "
            "(summed over broadcast dims)",
     "mul": "d(a*b)/da = b, d(a*b)/db = a: each input's gradient is the incoming gradient times "
-           "the other input (summed over broadcast dims)",
+           "the other input (its conjugate for complex numbers; summed over broadcast dims)",
     "div": "d(a/b)/da = 1/b, d(a/b)/db = -a/b^2: a gets grad / b, b gets -grad * a / b^2",
     "neg": "d(-x)/dx = -1: the gradient is the incoming gradient negated",
     "pow": "d(x^n)/dx = n * x^(n-1); for a tensor exponent also d(a^b)/db = a^b * ln(a)",
     "sqrt": "d sqrt(x)/dx = 1 / (2 sqrt(x)): grad / (2y), large near 0",
     "rsqrt": "d x^(-1/2)/dx = -1/2 x^(-3/2): grad * -0.5 * y^3",
-    "abs": "d|x|/dx = sign(x): the gradient passes with its sign flipped where x < 0 (0 at 0)",
+    "abs": "d|x|/dx = sign(x): the gradient passes with its sign flipped where x < 0 (0 at 0); "
+           "for a complex z it is sent along z/|z|, the direction |z| grows fastest",
     "sign": "sign is flat almost everywhere: its gradient is 0",
     "exp": "d exp(x)/dx = exp(x): the gradient is grad * y (the output itself)",
     "exp2": "d 2^x/dx = 2^x ln 2: grad * y * ln 2",
@@ -182,6 +183,21 @@ RULES: dict[str, str] = {
     "split_with_sizes": "each piece's gradient is copied back into its place in the input",
     "unbind": "each slice's gradient goes back to its place in the input",
     "tril": "the gradient passes on and below the diagonal, 0 above",
+    # --- complex numbers and the Fourier transform -----------------------------------------------
+    "conj": "conj(x+iy) = x-iy: the gradient comes back conjugated (y's partial flips sign)",
+    "real": "Re z depends on the real part only: z gets grad as a complex number with 0 "
+            "imaginary part",
+    "imag": "Im z depends on the imaginary part only: z gets grad * i",
+    "angle": "d angle(z) = (-y dx + x dy) / |z|^2: z gets grad * i*z/|z|^2 (0 for real input)",
+    "complex": "complex(re, im): re gets the real part of grad, im its imaginary part",
+    "view_as_real": "the (re, im) pairs of the gradient become complex numbers again",
+    "view_as_complex": "the complex gradient is seen as (re, im) pairs again",
+    "fft_c2c": "the DFT is linear: backward is the opposite transform (ifft for fft) with the "
+               "dual normalisation, the DFT matrix's conjugate transpose",
+    "fft_r2c": "rfft keeps half the bins: backward pads the gradient with zeros to n bins, "
+               "inverts, and keeps the real part (the input is real)",
+    "fft_c2r": "irfft: backward is an rfft of the gradient, with the bins that stand for a "
+               "mirrored pair (0 < k < n/2) counted twice",
     "triu": "the gradient passes on and above the diagonal, 0 below",
     "constant_pad_nd": "backward crops the padding off the incoming gradient",
     "sort": "the sorted values send their gradient back to the positions they came from",

@@ -221,6 +221,11 @@ def binary_op(fn, a, b):
 
 def check_float(op: str, t: Tensor) -> None:
     """Ops defined only on floats (exp, softmax, ...) say so for integer input."""
+    if t.dtype.is_complex:
+        raise TypeError(
+            f"{op}: complex tensors are not supported by this op yet (got {t.dtype} with "
+            f"shape {tuple(t.shape)}). Fix: work on a real part you mean: x.real, x.imag, "
+            "x.abs() or x.angle()")
     if not t.dtype.is_floating_point:
         raise RuntimeError(
             f"{op}: expected a floating point tensor, got {t.dtype} with shape "

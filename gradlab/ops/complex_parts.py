@@ -27,8 +27,6 @@ always False here.
 
 from __future__ import annotations
 
-import warnings
-
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
@@ -299,7 +297,16 @@ def view_as_complex(input) -> Tensor:
     return ViewAsComplex.apply(input)
 
 
-def complex_to_real_warning() -> None:
-    """What PyTorch says when a cast drops imaginary parts; gradlab says it too."""
-    warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
-                  stacklevel=4)
+def refuse_complex_to_real(array, np_dtype) -> None:
+    """A cast from complex to real is refused (PyTorch keeps the real part and warns).
+
+    On purpose: many ops cast what is not a float to one before computing, and
+    from such a hidden cast a complex input would come out as its real part,
+    a wrong answer with only a warning to show for it. Asking for the part
+    you mean is one attribute away.
+    """
+    raise TypeError(
+        f"to: casting {array.dtype} (shape {tuple(array.shape)}) to {np_dtype} would "
+        "discard the imaginary parts, so gradlab refuses it (PyTorch keeps the real parts "
+        "and warns). If an op you called made this cast, it does not take complex numbers "
+        "yet. Fix: say which real number you mean: z.real, z.imag, z.abs() or z.angle()")

@@ -16,7 +16,7 @@ from ..autograd.function import Function
 from ..backends import device as as_device
 from ..storage import Storage
 from ..tensor import Tensor
-from .complex_parts import complex_to_real_warning
+from .complex_parts import refuse_complex_to_real
 
 __all__ = ["clone"]
 # new_zeros ... are methods only in PyTorch too (there is no torch.new_zeros).
@@ -35,8 +35,7 @@ class ToDtype(Function):
     @staticmethod
     def forward(ctx, a, np_dtype):
         if a.dtype.kind == "c" and np_dtype.kind != "c":
-            complex_to_real_warning()
-            a = a.real
+            refuse_complex_to_real(a, np_dtype)
         return a.astype(np_dtype)
 
     @staticmethod

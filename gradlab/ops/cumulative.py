@@ -27,6 +27,7 @@ class Cumsum(Function):
 
     raw = True
     tangent_rule = "linear"  # ẏ = cumsum(ȧ)
+    supports_complex = True  # linear: its backward needs no conj
 
     @staticmethod
     def forward(ctx, a, dim, reverse):
@@ -53,6 +54,6 @@ def cumsum(input, dim: int | None = None, *, dtype=None) -> Tensor:
         raise TypeError("cumsum: dim is required (the dim to run along), e.g. cumsum(x, dim=0)")
     if dtype is not None:
         input = input.to(dtype)
-    elif not input.dtype.is_floating_point and input.dtype is not _dt.int64:
+    elif input.dtype.category < 2 and input.dtype is not _dt.int64:  # bool and integers
         input = input.to(_dt.int64)
     return Cumsum.apply(input, dim_axis(input, dim, "cumsum"), False)

@@ -36,6 +36,7 @@ class Diagonal(Function):
 
     raw = True
     tangent_rule = "linear"
+    supports_complex = True  # linear: its backward needs no conj
 
     @staticmethod
     def forward(ctx, a, offset, dim1, dim2):
@@ -52,6 +53,7 @@ class DiagonalCopy(Diagonal):
     """``diag`` of a matrix: the diagonal as a new tensor (PyTorch copies there)."""
 
     name, node_name = "diagonal_copy", "DiagonalBackward0_copy"
+    supports_complex = True  # linear: its backward needs no conj
 
     @staticmethod
     def forward(ctx, a, offset, dim1, dim2):
@@ -84,6 +86,7 @@ class DiagEmbed(Function):
 
     raw = True
     tangent_rule = "linear"
+    supports_complex = True  # linear: its backward needs no conj
 
     @staticmethod
     def forward(ctx, values, offset, dim1, dim2, shape):
@@ -101,6 +104,7 @@ class DiagonalBackward(DiagEmbed):
     """The backward of ``diagonal``: DiagEmbed into the input's shape, under PyTorch's name."""
 
     name = "diagonal_backward"
+    supports_complex = True  # linear: its backward needs no conj
 
 
 def _diagonal_dims(op: str, ndim: int, dim1: int, dim2: int) -> tuple[int, int]:
@@ -181,6 +185,7 @@ class Trace(Function):
 
     raw = True
     tangent_rule = "linear"
+    supports_complex = True  # linear: its backward needs no conj
 
     @staticmethod
     def forward(ctx, a):

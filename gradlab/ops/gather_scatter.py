@@ -73,6 +73,7 @@ class Gather(Function):
 
     raw = True
     tangent_rule = "linear"
+    supports_complex = True  # linear: its backward needs no conj
 
     @staticmethod
     def forward(ctx, a, dim, index):
@@ -93,6 +94,7 @@ class ScatterAdd(Function):
 
     raw = True
     name = "scatter_add"
+    supports_complex = True  # linear: its backward needs no conj
 
     @staticmethod
     def forward(ctx, a, dim, index, src):
@@ -254,6 +256,7 @@ class IndexSelect(Function):
     raw = True
     name = "index_select"
     tangent_rule = "linear"
+    supports_complex = True  # linear: its backward needs no conj
 
     @staticmethod
     def forward(ctx, a, dim, index):
@@ -275,6 +278,7 @@ class IndexAdd(Function):
 
     raw = True
     name = "index_add"
+    supports_complex = True  # linear: its backward needs no conj
 
     @staticmethod
     def forward(ctx, a, dim, index, source):

@@ -317,6 +317,7 @@ class MaskedFill(Function):
 
     raw = True
     name = "masked_fill"
+    supports_complex = True  # linear: its backward needs no conj
 
     @staticmethod
     def forward(ctx, a, mask, value):

@@ -110,6 +110,7 @@ class Repeat(Function):
 
     raw = True
     tangent_rule = "linear"
+    supports_complex = True  # linear: its backward needs no conj
 
     @staticmethod
     def forward(ctx, a, sizes):

@@ -38,6 +38,7 @@ class Tril(Function):
 
     raw = True
     tangent_rule = "linear"
+    supports_complex = True  # linear: its backward needs no conj
 
     @staticmethod
     def forward(ctx, a, diagonal, lower):
@@ -53,6 +54,7 @@ class Tril(Function):
 class Triu(Tril):
     """Tril with lower=False; the op gets its own name in the graph."""
 
+    supports_complex = True  # linear: its backward needs no conj
 
 def _check_matrix(op, input):
     if input.ndim < 2:

@@ -16,6 +16,7 @@ forgets a ``conj()`` fails the gradcheck even where PyTorch is absent.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -106,6 +107,22 @@ CASES = [
     Case("clone", lambda L, a: a.clone(), ((2, 3),)),
     Case("where", lambda L, a, b: L.where(L.tensor([True, False, True]), a, b),
          ((2, 3), (3,))),
+    Case("cumsum", lambda L, a: a.cumsum(1), ((2, 3),)),
+    Case("tril", lambda L, a: a.tril(), ((3, 3),)),
+    Case("triu", lambda L, a: a.triu(1), ((3, 3),)),
+    Case("diagonal", lambda L, a: a.diagonal() * 1, ((3, 3),)),
+    Case("diag", lambda L, a: L.diag(a), ((3,),)),
+    Case("diag_of_matrix", lambda L, a: L.diag(a), ((3, 3),)),
+    Case("trace", lambda L, a: a.trace(), ((3, 3),)),
+    Case("repeat", lambda L, a: a.repeat(2, 1), ((2, 3),)),
+    Case("gather", lambda L, a: a.gather(1, L.tensor([[0, 0], [2, 1]])), ((2, 3),)),
+    Case("index_select", lambda L, a: a.index_select(0, L.tensor([1, 1])), ((2, 3),)),
+    Case("masked_fill", lambda L, a: a.masked_fill(L.tensor([True, False, True]), 2 - 1j),
+         ((2, 3),)),
+    Case("mm", lambda L, a, b: a.mm(b), ((2, 3), (3, 2))),
+    Case("dot", lambda L, a, b: a.dot(b), ((3,), (3,))),
+    Case("vdot", lambda L, a, b: L.vdot(a, b), ((3,), (3,))),
+    Case("outer", lambda L, a, b: L.outer(a, b), ((3,), (2,))),
 ]
 GRADGRAD = [c for c in CASES if c.gradgrad]
 
@@ -340,10 +357,38 @@ def test_forward_mode_refuses_complex_numbers():
             z * 1j
 
 
-def test_casting_to_real_warns_and_keeps_the_real_part():
+def test_casting_to_real_is_refused_and_names_the_parts():
+    """PyTorch keeps the real part and warns; gradlab refuses, since the same cast hidden in
+    an op that does not take complex numbers would give a quietly wrong answer."""
     z = gradlab.tensor([1 + 2j, -3 + 0.5j], requires_grad=True)
-    with pytest.warns(UserWarning, match="discards the imaginary part"):
-        x = z.to(gradlab.float32)
-    assert x.tolist() == [1.0, -3.0]
-    x.sum().backward()
-    assert z.grad.tolist() == [1 + 0j, 1 + 0j]
+    for cast in (lambda: z.to(gradlab.float32), lambda: z.float(), lambda: z.sinh(),
+                 lambda: z.long()):
+        with pytest.raises(TypeError, match=r"to: casting complex64 \(shape \(2,\)\) to "
+                                            r"\w+ would discard the imaginary parts.*z.real"):
+            cast()
+    with pytest.raises(TypeError, match="softmax: complex tensors are not supported"):
+        z.softmax(0)
+    assert z.real.tolist() == [1.0, -3.0]  # the way to ask for it
+
+
+def test_numpy_complex_warnings_inside_gradlab_are_errors():
+    """A raw op that drops imaginary parts (astype to a real dtype) fails loudly."""
+    from gradlab.autograd.function import Function
+
+    # The filter looks at the module the warning comes from: make it look like gradlab's.
+    module = {"__name__": "gradlab.ops.a_careless_op"}
+    exec("def forward(ctx, a):\n    return a.astype('float32')\n", module)
+
+    class DropsImaginaryParts(Function):
+        raw = True
+        supports_complex = True  # (a false promise: the filter catches what it does)
+        forward = staticmethod(module["forward"])
+
+    # pytest sets aside the filters a module makes while tests are collected, so install
+    # gradlab's again, as `import gradlab` does.
+    with warnings.catch_warnings():
+        gradlab._install_warning_filters()
+        with pytest.raises(np.exceptions.ComplexWarning, match="imaginary part"):
+            DropsImaginaryParts.apply(gradlab.tensor([1j]))
+        with pytest.warns(np.exceptions.ComplexWarning):  # the user's own NumPy code: a warning
+            np.array([1 + 2j]).astype("float32")
