@@ -131,12 +131,16 @@ def expect_tensor(value: Any, what: str) -> None:
 
 def expect_close(got: Any, expected: Any, what: str, *, rtol: float = 1e-5,
                  atol: float = 1e-8) -> None:
-    """``got`` and ``expected`` agree in shape and, element by element, within tolerance."""
+    """``got`` and ``expected`` agree in shape and, element by element, within tolerance
+    (complex numbers by their distance in the plane)."""
     if got is None:
         _record(what, show(expected), "None", False)
         raise CheckFailed(what, show(expected), "None", "did the function forget to return?")
     try:
-        have, want = as_array(got).astype(np.float64), as_array(expected).astype(np.float64)
+        have, want = as_array(got), as_array(expected)
+        # Compared as complex if either is: a cast to float64 would drop imaginary parts.
+        kind = np.complex128 if "c" in (have.dtype.kind, want.dtype.kind) else np.float64
+        have, want = have.astype(kind), want.astype(kind)
     except (TypeError, ValueError) as error:
         _record(what, show(expected), show(got), False)
         raise CheckFailed(what, show(expected), show(got), f"not a number: {error}") from None
@@ -151,7 +155,7 @@ def expect_close(got: Any, expected: Any, what: str, *, rtol: float = 1e-5,
         return
     bad = np.argwhere(~close)
     first = tuple(int(i) for i in bad[0])
-    w, h = float(want[first]), float(have[first])
+    w, h = want[first].item(), have[first].item()
     off = f"off by {abs(h - w):.3g}, allowed {atol + rtol * abs(w):.3g}"
     if have.ndim:
         _record(what, show(expected), show(got), False)
@@ -163,7 +167,7 @@ def expect_close(got: Any, expected: Any, what: str, *, rtol: float = 1e-5,
     raise CheckFailed(what, shown_w, shown_h, off)
 
 
-def _distinct(a: float, b: float) -> tuple[str, str]:
+def _distinct(a: complex, b: complex) -> tuple[str, str]:
     """Two numbers printed with just enough digits to see that they differ."""
     for digits in range(6, 18):
         x, y = f"{a:.{digits}g}", f"{b:.{digits}g}"

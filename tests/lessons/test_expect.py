@@ -130,6 +130,17 @@ def test_expect_close_takes_gradlab_tensors(recorded):
         expect_close(x.grad, np.arange(1.0, 4.0), "gradient of sum(x²), wrong")
 
 
+def test_expect_close_compares_complex_numbers_in_the_plane(recorded):
+    """Not by their real parts: 1+5j and 1-5j are far apart."""
+    expect_close(gradlab.tensor([1 + 2j, 3j]), [1 + 2j, 3j], "complex values")
+    expect_close(2.0, 2 + 0j, "a real and a complex number")
+    with pytest.raises(CheckFailed) as failure:
+        expect_close(1 + 5j, 1 - 5j, "a conjugate is not the number")
+    assert failure.value.detail.startswith("off by 10")
+    with pytest.raises(CheckFailed, match="index"):
+        expect_close(np.array([1 + 1j, 2]), [1 + 1j, 2j], "values")
+
+
 def test_expect_close_numbers_that_differ_show_enough_digits(recorded):
     with pytest.raises(CheckFailed) as failure:
         expect_close(1.0000001, 1.0, "nearly one", rtol=1e-9, atol=0)
