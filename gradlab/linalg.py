@@ -139,7 +139,8 @@ def _prepare(op: str, x, dtype) -> Tensor:
         raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
     if dtype is not None:
         x = x.to(dtype)
-    check_float(op, x)
+    if not x.dtype.is_complex:  # (complex: each norm takes magnitudes, or refuses)
+        check_float(op, x)
     return x
 
 
@@ -155,6 +156,8 @@ def vector_norm(x: Tensor, ord: float = 2, dim=None, keepdim: bool = False, *,
                            f"{ord!r}; the matrix norms 'fro' and 'nuc' are in "
                            f"linalg.matrix_norm")
     x = _prepare("linalg.vector_norm", x, dtype)
+    if x.dtype.is_complex:
+        x = _abs(x)  # a vector norm sees only the magnitudes |x_i|
     ord = float(ord)  # noqa: A001 - PyTorch's parameter name
     if ord < 0 and not math.isinf(ord):
         return _negative_order_norm(x, ord, dim, keepdim)
@@ -198,6 +201,8 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,  #
                            f"of a {A.ndim}-D input")
     if ord == "fro":
         return statistics.norm(A, 2, (rows, cols), keepdim)
+    if A.dtype.is_complex and ord in (1, -1, math.inf, -math.inf):
+        A = _abs(A)  # noqa: N806 - these norms see only the magnitudes |a_ij|
     if ord in ("nuc", 2, -2):
         return _singular_value_norm(A, ord, rows, cols, keepdim)
     if ord not in (1, -1, math.inf, -math.inf):

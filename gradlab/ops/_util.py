@@ -233,6 +233,17 @@ def check_float(op: str, t: Tensor) -> None:
         )
 
 
+def check_ordered(op: str, *values) -> None:
+    """Ops that compare or round values (argmax, sort, floor ...) refuse complex numbers,
+    which have no order: NumPy would quietly compare real parts first."""
+    for x in values:
+        if isinstance(x, complex) or (isinstance(x, Tensor) and x.dtype.is_complex):
+            raise TypeError(
+                f"{op}: complex numbers have no order, so {op} is not defined for them (got "
+                f"{x.dtype if isinstance(x, Tensor) else 'a complex number'}; PyTorch refuses "
+                "too). Fix: apply it to what you mean: x.abs(), x.real or x.angle()")
+
+
 def widened(a):
     """A float16 or bfloat16 array as float32 (other arrays as they are), to add up in.
 

@@ -33,6 +33,8 @@ from ..tensor import Tensor
 from ._util import wrap_dim
 from .activation import _check_tensor
 from .arithmetic import broadcast_shapes
+from .complex_parts import complex as complex_from_parts
+from .complex_parts import conj
 from .creation import zeros
 from .linalg import mm
 from .selection import where
@@ -125,7 +127,8 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
     centered = x - average.unsqueeze(1)
     weighted = centered if weights is None else centered * weights
     with np.errstate(divide="ignore", invalid="ignore"):  # 0/0 is nan here, silently (PyTorch)
-        return (mm(centered, weighted.t()) / divisor).squeeze()
+        # (conj: a complex variable's covariance with itself is E|x - avg|², real)
+        return (mm(centered, conj(weighted.t())) / divisor).squeeze()
 
 
 def corrcoef(input: Tensor) -> Tensor:
@@ -137,9 +140,11 @@ def corrcoef(input: Tensor) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):  # a constant variable gives nan
         if c.ndim == 0:
             return c / c
-        stddev = c.diagonal().sqrt()
+        stddev = c.diagonal().real.sqrt()
         c = c / stddev.reshape(-1, 1)
         c = c / stddev.reshape(1, -1)
+    if c.dtype.is_complex:  # each part clipped, as PyTorch
+        return complex_from_parts(c.real.clip(-1, 1), c.imag.clip(-1, 1))
     return c.clip(-1, 1)
 
 

@@ -337,7 +337,16 @@ neg_ = _unary_inplace(arithmetic.Neg)
 exp_ = _unary_inplace(unary.Exp, floats_only=True)
 log_ = _unary_inplace(unary.Log, floats_only=True)
 sqrt_ = _unary_inplace(unary.Sqrt, floats_only=True)
-abs_ = _unary_inplace(unary.Abs)
+_abs_in_place = _unary_inplace(unary.Abs)
+
+
+def abs_(input) -> Tensor:
+    """In-place abs (not for complex tensors: |z| is real, as PyTorch refuses too)."""
+    if isinstance(input, Tensor) and input.dtype.is_complex:
+        raise RuntimeError(f"abs_: in-place abs is not supported for complex tensors (shape "
+                           f"{tuple(input.shape)}): |z| is a real number. Fix: y = x.abs()")
+    return _abs_in_place(input)
+
 relu_ = _unary_inplace(unary.Relu)
 sigmoid_ = _unary_inplace(unary.Sigmoid, floats_only=True)
 tanh_ = _unary_inplace(unary.Tanh, floats_only=True)

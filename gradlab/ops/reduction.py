@@ -28,7 +28,7 @@ from .. import return_types
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
-from ._util import numpy_keywords, widened, wrap_dim, wrap_dims, xp_for
+from ._util import check_ordered, numpy_keywords, widened, wrap_dim, wrap_dims, xp_for
 from .creation import ones_like
 from .selection import maximum, minimum, where
 from .shape import Expand
@@ -379,12 +379,14 @@ def _arg(fn, op, input, dim, keepdim):
 @numpy_keywords
 def argmax(input, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the largest value (the first, on ties)."""
+    check_ordered("argmax", input)
     return _arg(Argmax, "argmax", input, dim, keepdim)
 
 
 @numpy_keywords
 def argmin(input, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the smallest value (the first, on ties)."""
+    check_ordered("argmin", input)
     return _arg(Argmin, "argmin", input, dim, keepdim)
 
 

@@ -26,6 +26,7 @@ from .. import return_types
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import check_float, unbroadcast, xp_for
+from .complex_parts import conj
 from .selection import where
 
 __all__ = ["inverse", "det", "logdet", "slogdet"]
@@ -35,8 +36,10 @@ TENSOR_METHODS = ["inverse", "det", "logdet", "slogdet"]
 
 # --- checks and LAPACK failures, shared with decompositions.py ------------------------------
 
-def check_matrices(op: str, A, square: bool = True) -> None:
-    """A float32/float64 tensor of matrices (last two dims), square if ``square``."""
+def check_matrices(op: str, A, square: bool = True, complex_ok: bool = False) -> None:
+    """A float32/float64 tensor of matrices (last two dims), square if ``square``;
+    complex64/complex128 too where ``complex_ok`` (an op whose gradient, and whose
+    composition, is written for complex numbers: inv, solve, det)."""
     if not isinstance(A, Tensor):
         raise TypeError(f"{op}: expected a Tensor, got {type(A).__name__}")
     shape = tuple(A.shape)
@@ -46,6 +49,8 @@ def check_matrices(op: str, A, square: bool = True) -> None:
     if square and shape[-1] != shape[-2]:
         raise RuntimeError(f"{op}: expected square matrices, got shape {shape}; the last two "
                            f"dims must be equal (n×n, with any batch dims in front)")
+    if A.dtype.is_complex and complex_ok:
+        return
     check_float(op, A)
     if A.dtype is not _dt.float32 and A.dtype is not _dt.float64:
         raise RuntimeError(f"{op}: LAPACK works in float32 or float64, got {A.dtype}. Fix: "
@@ -105,9 +110,10 @@ def trace_product(a: Tensor, b: Tensor) -> Tensor:
 # --- the Functions -----------------------------------------------------------------------------
 
 class Inv(Function):
-    """Y = A⁻¹.   grad_A = -Yᵀ G Yᵀ;   jvp: Ẏ = -Y Ȧ Y."""
+    """Y = A⁻¹.   grad_A = -Yᵀ G Yᵀ (Yᴴ G Yᴴ for complex);   jvp: Ẏ = -Y Ȧ Y."""
 
     raw = True
+    supports_complex = True
     name = "linalg_inv"
     node_name = "LinalgInvExBackward0"
 
@@ -120,7 +126,7 @@ class Inv(Function):
     @staticmethod
     def backward(ctx, grad):
         (y,) = ctx.saved_tensors
-        return -(y.mT @ grad @ y.mT), None
+        return -(y.mH @ grad @ y.mH), None
 
     @staticmethod
     def jvp(ctx, tangent, _op):
@@ -131,11 +137,13 @@ class Inv(Function):
 class Solve(Function):
     """X = A⁻¹ B for matrices B, or vectors B when ``vector`` (batch dims broadcast).
 
-    From A X = B: grad_B = A⁻ᵀ G (another solve) and grad_A = -grad_B Xᵀ.
+    From A X = B: grad_B = A⁻ᵀ G (another solve) and grad_A = -grad_B Xᵀ (for complex
+    numbers the conjugate transposes: A⁻ᴴ G and -grad_B Xᴴ).
     jvp: Ẋ = A⁻¹ (Ḃ - Ȧ X).
     """
 
     raw = True
+    supports_complex = True
     name = "linalg_solve"
     node_name = "LinalgSolveExBackward0"
 
@@ -159,10 +167,10 @@ class Solve(Function):
         a, x = ctx.saved_tensors
         shape_a, shape_b = ctx.input_shapes[:2]
         vector = ctx.vector
-        grad_b = Solve.apply(a.mT, grad, vector, f"{ctx.label} (backward)")
+        grad_b = Solve.apply(a.mH, grad, vector, f"{ctx.label} (backward)")
         grad_a = None
         if shape_a is not None:
-            outer = (grad_b.unsqueeze(-1) * x.unsqueeze(-2)) if vector else grad_b @ x.mT
+            outer = (grad_b.unsqueeze(-1) * conj(x).unsqueeze(-2)) if vector else grad_b @ x.mH
             grad_a = unbroadcast(-outer, shape_a)
         return grad_a, unbroadcast(grad_b, shape_b), None, None
 
@@ -178,13 +186,15 @@ class Solve(Function):
 
 
 class Det(Function):
-    """det(A).   grad_A = g det(A) A⁻ᵀ (Jacobi's formula);   jvp: det(A) tr(A⁻¹ Ȧ).
+    """det(A).   grad_A = g det(A) A⁻ᵀ (Jacobi's formula; g conj(det A) A⁻ᴴ for complex);
+    jvp: det(A) tr(A⁻¹ Ȧ).
 
     A⁻¹ is recomputed in backward, so a singular A has no gradient here
     (PyTorch takes a detour through the SVD for that case).
     """
 
     raw = True
+    supports_complex = True
     name = "linalg_det"
     node_name = "LinalgDetBackward0"
 
@@ -198,8 +208,8 @@ class Det(Function):
     @staticmethod
     def backward(ctx, grad):
         a, d = ctx.saved_tensors
-        scale = (grad * d).unsqueeze(-1).unsqueeze(-1)
-        return scale * Inv.apply(a, f"{ctx.label} (backward)").mT, None
+        scale = (grad * conj(d)).unsqueeze(-1).unsqueeze(-1)
+        return scale * Inv.apply(a, f"{ctx.label} (backward)").mH, None
 
     @staticmethod
     def jvp(ctx, tangent, _op):
@@ -241,7 +251,7 @@ class Slogdet(Function):
 # --- public functions ----------------------------------------------------------------------
 
 def inv_of(op: str, A: Tensor) -> Tensor:
-    check_matrices(op, A)
+    check_matrices(op, A, complex_ok=True)
     return Inv.apply(A, op)
 
 
@@ -251,10 +261,11 @@ def inverse(input: Tensor) -> Tensor:
 
 
 def check_right_hand_side(op: str, B, A: Tensor) -> None:
-    """B of A X = B: a float tensor of A's dtype."""
+    """B of A X = B: a float (or complex) tensor of A's dtype."""
     if not isinstance(B, Tensor):
         raise TypeError(f"{op}: B must be a Tensor, got {type(B).__name__}")
-    check_float(op, B)
+    if not B.dtype.is_complex:
+        check_float(op, B)
     if B.dtype is not A.dtype:
         raise RuntimeError(f"{op}: A and B must have the same dtype, got {A.dtype} and "
                            f"{B.dtype}. Fix: B.to(A.dtype)")
@@ -262,7 +273,7 @@ def check_right_hand_side(op: str, B, A: Tensor) -> None:
 
 def solve_of(op: str, A: Tensor, B: Tensor, left: bool = True) -> Tensor:
     """X with A X = B (left=True) or X A = B (left=False); B a vector or matrices."""
-    check_matrices(op, A)
+    check_matrices(op, A, complex_ok=True)
     check_right_hand_side(op, B, A)
     n = A.shape[-1]
     # PyTorch's rule: B is a (batch of) vector(s) if 1-D, or if its shape is A's minus one dim.
@@ -292,7 +303,7 @@ def solve_of(op: str, A: Tensor, B: Tensor, left: bool = True) -> Tensor:
 
 
 def det_of(op: str, A: Tensor) -> Tensor:
-    check_matrices(op, A)
+    check_matrices(op, A, complex_ok=True)
     return Det.apply(A, op)
 
 

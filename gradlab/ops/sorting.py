@@ -28,7 +28,7 @@ from .. import return_types
 from ..autograd.function import Function
 from ..tensor import Tensor
 from . import creation
-from ._util import wrap_dim, xp_for
+from ._util import check_ordered, wrap_dim, xp_for
 from .gather_scatter import Gather, ScatterAdd
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "unique", "unique_consecutive",
@@ -199,6 +199,7 @@ def sort(input, dim: int = -1, descending: bool = False, *, stable: bool = False
 
 def argsort(input, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
     """The ``indices`` of ``sort``: the positions that would put ``input`` in order."""
+    check_ordered("argsort", input)
     return Argsort.apply(input, _dim("argsort", input, dim), bool(descending))
 
 
@@ -380,6 +381,7 @@ def searchsorted(sorted_sequence, input, *, out_int32: bool = False, right: bool
     an N-D one holds one sorted row per row of ``input`` (their leading dims must match).
     """
     op = "searchsorted"
+    check_ordered(op, sorted_sequence, input)
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError(f"{op}: side can only be 'left' or 'right', got {side!r}")

@@ -115,6 +115,11 @@ def _spread(fn, op, input, dim, unbiased, keepdim, correction):
                         f"(unbiased=True is correction=1, unbiased=False is correction=0)")
     if correction is None:
         correction = 0 if unbiased is False else 1
+    if isinstance(input, Tensor) and input.dtype.is_complex:
+        # The spread of points in the plane: E|z - mean z|² = var(Re z) + var(Im z).
+        spread = _spread(Var, op, input.real, dim, None, keepdim, correction) + \
+            _spread(Var, op, input.imag, dim, None, keepdim, correction)
+        return spread if fn is Var else spread.sqrt()
     check_float(op, input)
     dims = reduce_dims(input, dim, op)
     count = reduced_count(input.shape, dims)
@@ -235,6 +240,8 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
                          f"or -inf")
     if dtype is not None:
         input = input.to(dtype)
+    if isinstance(input, Tensor) and input.dtype.is_complex:
+        input = input.abs()  # a vector norm sees only the magnitudes |z_i|
     check_float("norm", input)
     dims = reduce_dims(input, dim, "norm")
     if math.isinf(p):

@@ -19,7 +19,7 @@ import math
 from .. import dtypes as _dt
 from ..autograd.function import Function, _dispatch
 from ..tensor import Tensor
-from ._util import as_operand, xp_for
+from ._util import as_operand, check_ordered, xp_for
 from .complex_parts import conj
 from .unary_backward import SigmoidBackward, TanhBackward, ThresholdBackward
 
@@ -368,6 +368,7 @@ def _step(name: str, xp_name: str):
         "__doc__": f"{name}(a): piecewise constant, so d/da = 0."})
 
     def op(input) -> Tensor:
+        check_ordered(name, input)  # (sgn is sign's complex form)
         if not input.dtype.is_floating_point and (name != "sign" or input.dtype is _dt.bool):
             return input.clone()  # rounding an integer (or the sign of a bool) changes nothing
         return cls.apply(input)

@@ -123,6 +123,26 @@ CASES = [
     Case("dot", lambda L, a, b: a.dot(b), ((3,), (3,))),
     Case("vdot", lambda L, a, b: L.vdot(a, b), ((3,), (3,))),
     Case("outer", lambda L, a, b: L.outer(a, b), ((3,), (2,))),
+    # (A + 3I keeps the random matrices well away from singular)
+    Case("inv", lambda L, a: L.linalg.inv(a + 3 * L.eye(3)), ((3, 3),)),
+    Case("solve", lambda L, a, b: L.linalg.solve(a + 3 * L.eye(3), b), ((3, 3), (3, 2))),
+    Case("solve_vector", lambda L, a, b: L.linalg.solve(a + 3 * L.eye(3), b), ((2, 3, 3), (3,))),
+    Case("solve_right", lambda L, a, b: L.linalg.solve(a + 3 * L.eye(3), b, left=False),
+         ((3, 3), (2, 3))),
+    Case("det", lambda L, a: L.linalg.det(a), ((2, 3, 3),)),
+    Case("norm", lambda L, a: a.norm(), ((2, 3),), away_from_zero=True),
+    Case("vector_norm_1", lambda L, a: L.linalg.vector_norm(a, 1, dim=1), ((2, 3),),
+         away_from_zero=True),
+    Case("vector_norm_3", lambda L, a: L.linalg.vector_norm(a, 3), ((4,),), away_from_zero=True),
+    Case("matrix_norm_fro", lambda L, a: L.linalg.matrix_norm(a), ((2, 2, 3),)),
+    Case("matrix_norm_inf", lambda L, a: L.linalg.matrix_norm(a, float("inf")), ((3, 3),),
+         away_from_zero=True),
+    Case("cov", lambda L, a: L.cov(a), ((2, 4),)),
+    Case("cov_weighted", lambda L, a: L.cov(a, aweights=L.tensor([1.0, 2, 0.5, 1]),
+                                            correction=0), ((3, 4),)),
+    Case("corrcoef", lambda L, a: L.corrcoef(a * 0.2), ((2, 5),)),
+    Case("var", lambda L, a: a.var(), ((2, 3),)),
+    Case("std_dim", lambda L, a: a.std(1, keepdim=True, correction=0), ((2, 3),)),
 ]
 GRADGRAD = [c for c in CASES if c.gradgrad]
 
@@ -331,6 +351,28 @@ def test_ordering_comparisons_refuse_complex_numbers():
         with pytest.raises(TypeError, match="complex numbers have no order"):
             compare()
     assert (z == 2).tolist() == [False, True]  # equality is fine
+
+
+def test_ops_that_order_or_round_refuse_complex_numbers():
+    z = gradlab.tensor([[1 + 1j, 2], [0.5j, -1]])
+    for name, call in [("argmax", lambda: z.argmax()), ("argmin", lambda: z.argmin(0)),
+                       ("argsort", lambda: z.argsort()), ("floor", lambda: z.floor()),
+                       ("round", lambda: z.round()), ("sign", lambda: z.sign()),
+                       ("searchsorted", lambda: gradlab.searchsorted(z[0], z[1]))]:
+        with pytest.raises(TypeError, match=f"{name}: complex numbers have no order"):
+            call()
+    with pytest.raises(RuntimeError, match="abs_: in-place abs is not supported for complex"):
+        z.clone().abs_()
+
+
+def test_linear_algebra_that_is_not_written_for_complex_refuses():
+    """cholesky_solve is a composition, written with transposes (no conjugates): allowing
+    complex matrices there would give a wrong answer, so check_matrices refuses them."""
+    a = gradlab.eye(2, dtype=gradlab.complex128)
+    with pytest.raises(TypeError, match="cholesky_solve: complex tensors are not supported"):
+        gradlab.cholesky_solve(a, a)
+    with pytest.raises(TypeError, match="linalg.cholesky: complex tensors are not supported"):
+        gradlab.linalg.cholesky(a)
 
 
 def test_part_errors():
