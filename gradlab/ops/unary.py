@@ -81,6 +81,7 @@ class Log1p(Function):
     """ln(1 + a), accurate for small a.   d/da = 1/(1 + a)."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "elementwise"
 
     @staticmethod
@@ -91,7 +92,7 @@ class Log1p(Function):
     @staticmethod
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
-        return grad / (a + 1)
+        return grad / conj(a + 1)
 
 
 class Sqrt(Function):
@@ -117,6 +118,7 @@ class Rsqrt(Function):
     """1/√a.   d/da = -½ a^(-3/2) = -½ · out³."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "elementwise"
 
     @staticmethod
@@ -128,7 +130,7 @@ class Rsqrt(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return grad * (out * out * out) * -0.5
+        return grad * conj(out * out * out) * -0.5
 
 
 class Abs(Function):
@@ -192,6 +194,7 @@ class Tan(Function):
     """tan a.   d/da = 1 + tan² a."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "elementwise"
 
     @staticmethod
@@ -203,13 +206,14 @@ class Tan(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return grad * (out * out + 1)
+        return grad * conj(out * out + 1)
 
 
 class Tanh(Function):
     """tanh a.   d/da = 1 - tanh² a."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "elementwise"
 
     @staticmethod
@@ -221,18 +225,23 @@ class Tanh(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return TanhBackward.apply(grad, out)  # grad * (1 - out * out), as one op
+        return TanhBackward.apply(grad, conj(out))  # grad * conj(1 - out²), as one op
 
 
 class Sigmoid(Function):
     """σ(a) = 1 / (1 + e^-a).   d/da = σ(a) (1 - σ(a))."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "elementwise"
 
     @staticmethod
     def forward(ctx, a):
         xp = xp_for(a)
+        if a.dtype.kind == "c":  # (no order to split on: the plain formula)
+            out = 1 / (1 + xp.exp(-a))
+            ctx.save_for_backward(out)
+            return out
         # Stable both ways: e^-|a| never overflows.
         z = xp.exp(-xp.abs(a))
         out = xp.where(a >= 0, 1 / (1 + z), z / (1 + z)).astype(a.dtype, copy=False)
@@ -242,7 +251,7 @@ class Sigmoid(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return SigmoidBackward.apply(grad, out)  # grad * (out * (1 - out)), as one op
+        return SigmoidBackward.apply(grad, conj(out))  # grad * conj(out (1 - out)), one op
 
 
 class Relu(Function):
@@ -267,6 +276,7 @@ class Expm1(Function):
     """e^a - 1, accurate for small a.   d/da = e^a = out + 1."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "elementwise"
 
     @staticmethod
@@ -278,13 +288,14 @@ class Expm1(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return grad * (out + 1)
+        return grad * conj(out + 1)
 
 
 class Log2(Function):
     """log₂ a.   d/da = 1 / (a ln 2)."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "elementwise"
 
     @staticmethod
@@ -295,13 +306,14 @@ class Log2(Function):
     @staticmethod
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
-        return grad / (a * math.log(2.0))
+        return grad / (conj(a) * math.log(2.0))
 
 
 class Log10(Function):
     """log₁₀ a.   d/da = 1 / (a ln 10)."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "elementwise"
 
     @staticmethod
@@ -312,13 +324,14 @@ class Log10(Function):
     @staticmethod
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
-        return grad / (a * math.log(10.0))
+        return grad / (conj(a) * math.log(10.0))
 
 
 class Exp2(Function):
     """2^a.   d/da = 2^a ln 2."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "elementwise"
 
     @staticmethod
@@ -330,7 +343,7 @@ class Exp2(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return grad * out * math.log(2.0)
+        return grad * conj(out) * math.log(2.0)
 
 
 class _StepFunction(Function):

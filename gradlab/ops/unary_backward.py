@@ -17,15 +17,19 @@ from __future__ import annotations
 
 from ..autograd.function import Function
 from ._util import as_bits, tangent_sum, xp_for
+from .complex_parts import conj
 
 __all__: list[str] = []  # called by backward formulas, not by users (no torch.<name>)
 TENSOR_METHODS: list = []
 
 
 class TanhBackward(Function):
-    """grad · (1 - out²).   d/dgrad = 1 - out²,  d/dout = -2 · grad · out."""
+    """grad · (1 - out²).   d/dgrad = 1 - out²,  d/dout = -2 · grad · out (conjugated for
+    complex numbers: tanh's backward passes it conj(out), so its result is
+    grad · conj(1 - out²))."""
 
     raw = True
+    supports_complex = True
     name = "tanh_backward"
 
     @staticmethod
@@ -36,7 +40,7 @@ class TanhBackward(Function):
     @staticmethod
     def backward(ctx, gg):
         grad, out = ctx.saved_tensors
-        return gg * (1 - out * out), gg * grad * out * -2
+        return gg * conj(1 - out * out), gg * conj(grad * out) * -2
 
     @staticmethod
     def jvp(ctx, t_grad, t_out):
@@ -48,9 +52,11 @@ class TanhBackward(Function):
 
 
 class SigmoidBackward(Function):
-    """grad · out (1 - out).   d/dgrad = out (1 - out),  d/dout = grad · (1 - 2 out)."""
+    """grad · out (1 - out).   d/dgrad = out (1 - out),  d/dout = grad · (1 - 2 out)
+    (conjugated for complex numbers, as TanhBackward)."""
 
     raw = True
+    supports_complex = True
     name = "sigmoid_backward"
 
     @staticmethod
@@ -61,7 +67,7 @@ class SigmoidBackward(Function):
     @staticmethod
     def backward(ctx, gg):
         grad, out = ctx.saved_tensors
-        return gg * (out * (1 - out)), gg * grad * (1 - out * 2)
+        return gg * conj(out * (1 - out)), gg * conj(grad * (1 - out * 2))
 
     @staticmethod
     def jvp(ctx, t_grad, t_out):
