@@ -110,7 +110,7 @@ def _float_input(op: str, input) -> Tensor:
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}. Fix: "
                         f"gradlab.tensor(...) first")
-    if not input.dtype.is_floating_point:  # as PyTorch: i0 of integers is a float
+    if input.dtype.category < 2:  # bool and integers: as PyTorch, i0 of integers is a float
         return input.to(_dt.get_default_dtype())
     return input
 

@@ -78,7 +78,7 @@ class Logsumexp(Function):
 def logsumexp(input, dim=None, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))) over ``dim`` (required), without overflow; integers become float."""
     _dim_required("logsumexp", dim)
-    if not input.dtype.is_floating_point:
+    if input.dtype.category < 2:  # bool and integers (complex: the op decides)
         input = input.to(_dt.get_default_dtype())
     return Logsumexp.apply(input, reduce_dims(input, dim, "logsumexp"), keepdim)
 

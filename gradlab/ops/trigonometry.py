@@ -49,7 +49,7 @@ def float_input(input) -> Tensor:
         if not isinstance(input, Tensor):
             from .creation import tensor
             input = tensor(input)
-    if not input.dtype.is_floating_point:
+    if input.dtype.category < 2:  # bool and integers (complex: the op decides)
         input = input.to(_dt.get_default_dtype())  # PyTorch: asin(int tensor) is float
     return input
 

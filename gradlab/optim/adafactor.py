@@ -35,6 +35,8 @@ class Adafactor(Optimizer):
     """Adafactor (Shazeer & Stern, 2018), as PyTorch's ``torch.optim.Adafactor``: its options,
     defaults and update (which uses a step-dependent β₂ and relative step sizes)."""
 
+    complex_params = False  # its second moment factors each matrix into row and column sums
+
     def __init__(self, params: Iterable, lr: float = 1e-2, beta2_decay: float = -0.8,
                  eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0,
                  weight_decay: float = 0.0, *, foreach: bool | None = None,

@@ -17,7 +17,14 @@ from collections.abc import Iterable
 
 from ..ops.creation import full_like
 from ..tensor import Tensor
-from .optimizer import Optimizer, check_engine_flags, check_option, state_tensor, step_gradient
+from .optimizer import (
+    Optimizer,
+    check_engine_flags,
+    check_option,
+    state_tensor,
+    step_gradient,
+    updated_view,
+)
 
 __all__ = ["Adagrad"]
 
@@ -36,7 +43,7 @@ class Adagrad(Optimizer):
         super().__init__(params, defaults)
         for group in self.param_groups:  # as PyTorch: the state exists from the start
             for p in group["params"]:
-                self._init_state(p, self.state[p], group)
+                self._init_state(updated_view(p), self.state[p], group)
 
     def _check_group(self, group: dict) -> None:
         for option in ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps"):

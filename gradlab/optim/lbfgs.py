@@ -44,6 +44,9 @@ __all__ = ["LBFGS"]
 class LBFGS(Optimizer):
     """Limited-memory BFGS, with PyTorch's options, defaults and iterates."""
 
+    complex_params = False  # its flat vectors are written for real parameters (PyTorch views
+    # complex ones as real pairs there; not done here yet)
+
     def __init__(self, params: Iterable, lr: float = 1, max_iter: int = 20,
                  max_eval: int | None = None, tolerance_grad: float = 1e-7,
                  tolerance_change: float = 1e-9, history_size: int = 100,

@@ -41,6 +41,8 @@ _ADJUSTMENTS = ("original", "match_rms_adamw")
 class Muon(Optimizer):
     """Muon (Jordan et al., 2024), with PyTorch's options and defaults."""
 
+    complex_params = False  # it orthogonalizes each weight matrix as a whole
+
     def __init__(self, params: Iterable, lr: float = 1e-3, weight_decay: float = 0.1,
                  momentum: float = 0.95, nesterov: bool = True,
                  ns_coefficients: tuple[float, float, float] = (3.4445, -4.775, 2.0315),

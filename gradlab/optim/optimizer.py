@@ -19,6 +19,14 @@ under ``no_grad`` with in-place ops (``p.add_(...)``): a parameter keeps
 its identity, and the graph never records the update.
 
 State tensors are counted as ``optimizer`` memory (``memory_stats()``).
+
+A complex parameter is updated as the real pairs it holds (``view_as_real``:
+its real and imaginary parts side by side), as PyTorch does: an update rule
+written for reals (Adam's g², RMSprop's √v) would be wrong on complex
+numbers, and on the pairs it treats each part as a coordinate of its own.
+Its state tensors are real pairs too. An algorithm that can't work that way
+(it sees a parameter as a matrix, or all of them as one vector) says
+``complex_params = False`` and refuses complex parameters when given them.
 """
 
 from __future__ import annotations
@@ -48,6 +56,8 @@ class Optimizer:
     ``params``: an iterable of tensors, or of dicts (parameter groups) with a
     ``"params"`` entry and any options that override ``defaults`` for them.
     """
+
+    complex_params = True  # complex parameters are updated as real pairs (module docstring)
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], defaults: dict) -> None:
         self.defaults = defaults
@@ -101,6 +111,12 @@ class Optimizer:
         seen: set[int] = set()
         for i, p in enumerate(params):
             _check_param(name, index, i, p)
+            if p.dtype.is_complex and not self.complex_params:
+                raise TypeError(
+                    f"{name} does not support complex parameters (parameter {i} of group "
+                    f"{index}, shape {tuple(p.shape)}, is {p.dtype}), as in PyTorch. Fix: use "
+                    "an elementwise optimizer (SGD, Adam, RMSprop ...), or keep the real and "
+                    "imaginary parts as two real parameters")
             if id(p) in seen:
                 raise ValueError(
                     f"{name}: parameter group {index} lists parameter {i} (shape "
@@ -189,6 +205,8 @@ class Optimizer:
                         continue
                     if listening:
                         self._update_and_emit(index, group, p, grad)
+                    elif p.dtype.is_complex:
+                        self._update(*_as_real_pairs(p, grad), state[p], group)
                     else:
                         self._update(p, grad, state[p], group)
         return loss
@@ -201,7 +219,10 @@ class Optimizer:
         state = self.state[param]
         before = snapshot(state)
         old = param._data.copy()
-        self._update(param, grad, state, group)
+        if param.dtype.is_complex:
+            self._update(*_as_real_pairs(param, grad), state, group)
+        else:
+            self._update(param, grad, state, group)
         self._emit_update(index, group, param, before, snapshot(state), old, grad)
 
     def _emit_update(self, index: int, group: dict, param: Tensor, before: dict,
@@ -316,6 +337,21 @@ def step_gradient(param: Tensor, grad: Tensor, group: dict) -> Tensor:
     return grad
 
 
+def updated_view(t: Tensor) -> Tensor:
+    """What an update rule sees of a parameter (or gradient): the tensor itself, or for a
+    complex one its real (re, im) pairs, sharing memory: an update of the view is an update
+    of the parameter."""
+    if not t.dtype.is_complex:
+        return t
+    from ..ops.complex_parts import view_as_real
+
+    return view_as_real(t)
+
+
+def _as_real_pairs(param: Tensor, grad: Tensor) -> tuple[Tensor, Tensor]:
+    return updated_view(param), updated_view(grad)
+
+
 def state_tensor(t: Tensor) -> Tensor:
     """Mark ``t`` as optimizer state: its bytes count in the ``optimizer`` memory category."""
     t._storage.set_category("optimizer")
@@ -413,5 +449,6 @@ def _loaded_value(key: str, value, param: Tensor):
     if isinstance(value, np.generic):  # a NumPy scalar: a number, as the algorithm stored it
         return value.item()
     array = np.array(value)  # a gradlab tensor, a NumPy array, anything array-like
-    dtype = param.dtype if array.dtype.kind == "f" else None
+    # (a complex parameter's state is real pairs: the dtype of its parts)
+    dtype = param.dtype.to_real() if array.dtype.kind == "f" else None
     return state_tensor(make_tensor(array, dtype=dtype, device=param.device))

@@ -341,9 +341,9 @@ def test_result_type_matches_torch(make):
 
 def test_an_op_without_complex_support_refuses_and_names_the_way_out():
     z = gradlab.tensor([1 + 1j], requires_grad=True)
-    with pytest.raises(TypeError, match=r"tanh: complex tensors are not supported.*\(1,\) "
+    with pytest.raises(TypeError, match=r"asin: complex tensors are not supported.*\(1,\) "
                                         r"gradlab.complex64.*x.real and x.imag"):
-        z.tanh()
+        z.asin()
     with pytest.raises(TypeError, match="relu: complex"):
         gradlab.tensor([1j]).relu()  # no gradient wanted: refused all the same
 
