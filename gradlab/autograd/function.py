@@ -507,10 +507,10 @@ def _refuse_complex(fn, args):
     shapes = ", ".join(f"{tuple(a.shape)} {a.dtype}" for a in args if isinstance(a, Tensor))
     raise TypeError(
         f"{fn.name}: complex tensors are not supported by this op yet (inputs: {shapes}). "
-        "gradlab differentiates complex numbers through the ops listed in the README's "
-        "'Complex numbers' section (arithmetic, exp, log, sqrt, sin, cos, abs, matmul, sum, "
-        "mean, shape ops, indexing, gradlab.fft). Fix: work on the parts, e.g. x.real and "
-        "x.imag, or gradlab.view_as_real(x)")
+        "The README's 'Complex numbers' section lists the ops that take them (arithmetic, "
+        "exp/log, sin/cos/tan/tanh/sigmoid, matmul and linear, sums and norms, shape ops, "
+        "indexing, inv/solve/det, gradlab.fft). Fix: work on the parts, e.g. x.real and x.imag, or "
+        "gradlab.view_as_real(x)")
 
 
 def _raise_mixed_devices(fn, args):

@@ -21,6 +21,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..tensor import Tensor
 from ._util import autocast_inputs, autocast_once, tangent_sum, unbroadcast, widened
+from .complex_parts import conj
 from .linalg import Matmul, _product_dtype, einsum, host_operands, matrix_product
 
 # PyTorch has no torch.linear in its public API, only F.linear.
@@ -30,9 +31,11 @@ TENSOR_METHODS = ["addmm", "addmv", "baddbmm", "addbmm"]
 
 
 class Linear(Function):
-    """y = x Wᵀ + b.   dx = g W,  dW = gᵀ x,  db = Σ_rows g."""
+    """y = x Wᵀ + b.   dx = g W,  dW = gᵀ x,  db = Σ_rows g (for complex numbers, W and x
+    conjugated)."""
 
     raw = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, x, weight, bias):
@@ -53,12 +56,12 @@ class Linear(Function):
         need_x, need_w, need_b = ctx.needs_input_grad
         grad_x = grad_w = grad_b = None
         if need_x:
-            grad_x = grad @ weight
+            grad_x = grad @ conj(weight)
         if need_w or need_b:
             rows = grad if grad.ndim == 2 else grad.reshape(-1, weight.shape[0])
             if need_w:
                 inputs = x if x.ndim == 2 else x.reshape(-1, weight.shape[1])
-                grad_w = rows.mT @ inputs
+                grad_w = rows.mT @ conj(inputs)
             if need_b:
                 grad_b = rows.sum(0)
         return grad_x, grad_w, grad_b
@@ -141,9 +144,11 @@ def _explain(input, weight, bias) -> None:
 # Forward mode is the product rule on the product (see ``Addmm.jvp``).
 
 class Addmm(Function):
-    """out = β·input + α·(m1 @ m2).   dinput = β g,  dm1 = α g m2ᵀ,  dm2 = α m1ᵀ g."""
+    """out = β·input + α·(m1 @ m2).   dinput = β g,  dm1 = α g m2ᵀ,  dm2 = α m1ᵀ g (for
+    complex numbers: conjugates of β, α and the factors, m2ᴴ and m1ᴴ)."""
 
     raw = True
+    supports_complex = True
     name = "addmm"
 
     @staticmethod
@@ -166,13 +171,14 @@ class Addmm(Function):
         beta, alpha = ctx.scales
         need_input, need_m1, need_m2 = ctx.needs_input_grad[:3]
         grad_input = grad_m1 = grad_m2 = None
-        scaled = grad if alpha == 1 else grad * alpha
+        scaled = grad if alpha == 1 else grad * conj(alpha)
         if need_input:  # β = 0 still gives a (zero) gradient, as in PyTorch
-            grad_input = unbroadcast(grad if beta == 1 else grad * beta, ctx.input_shapes[0])
+            grad_input = unbroadcast(grad if beta == 1 else grad * conj(beta),
+                                     ctx.input_shapes[0])
         if need_m1:
-            grad_m1 = scaled.unsqueeze(-1) * m2 if m2.ndim == 1 else scaled @ m2.mT
+            grad_m1 = scaled.unsqueeze(-1) * conj(m2) if m2.ndim == 1 else scaled @ m2.mH
         if need_m2:
-            grad_m2 = m1.mT @ scaled
+            grad_m2 = m1.mH @ scaled
         return grad_input, grad_m1, grad_m2, None, None
 
     @staticmethod
@@ -195,12 +201,14 @@ class Addmv(Addmm):
     """out = β·input + α·(M @ v).   dinput = β g,  dM = α g vᵀ,  dv = α Mᵀ g."""
 
     name = "addmv"
+    supports_complex = True
 
 
 class Baddbmm(Addmm):
     """out = β·input + α·(b1 @ b2), one product per batch entry; derivatives as addmm's."""
 
     name = "baddbmm"
+    supports_complex = True
 
 
 _EXPECTED = {"addmm": (2, 2, "two matrices (n, m) and (m, p)"),

@@ -394,6 +394,7 @@ class Copy(Function):
     """Overwrite with ``src`` (broadcast).   The gradient goes to ``src``, summed to its shape."""
 
     raw = True
+    supports_complex = True  # linear: its backward needs no conj
 
     @staticmethod
     def forward(ctx, a, src):

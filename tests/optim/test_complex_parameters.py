@@ -92,3 +92,28 @@ def test_the_debugger_sees_complex_updates():
         z, _ = _train(gradlab, "Adam", steps=2)
     assert len(events) == 2 and events[0].param.shape == (3,)
     assert events[-1].update_norm > 0
+
+
+@needs_torch
+def test_a_complex_linear_model_trains_like_torch():
+    """nn.Linear in complex64 (as PyTorch's, from Module.to), trained with Adam on |y - t|²:
+    the same weights as PyTorch's after a few steps."""
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((16, 3)) + 1j * rng.standard_normal((16, 3))).astype(np.complex64)
+    t = (rng.standard_normal((16, 2)) + 1j * rng.standard_normal((16, 2))).astype(np.complex64)
+    w0 = rng.standard_normal((2, 3)).astype(np.float32)
+    weights = []
+    for lib in (gradlab, torch):
+        layer = lib.nn.Linear(3, 2)
+        with lib.no_grad():
+            layer.weight.copy_(lib.tensor(w0))
+            layer.bias.zero_()
+        layer = layer.to(lib.complex64)
+        opt = lib.optim.Adam(layer.parameters(), lr=0.05)
+        for _ in range(5):
+            opt.zero_grad()
+            ((layer(lib.tensor(x)) - lib.tensor(t)).abs() ** 2).mean().backward()
+            opt.step()
+        weights.append(layer.weight.detach().resolve_conj().numpy())
+    assert weights[0].dtype == np.complex64
+    np.testing.assert_allclose(weights[0], weights[1], rtol=1e-4, atol=1e-5)

@@ -410,7 +410,9 @@ class Module(ModuleHooks, ModuleCheckpoint):
     def to(self, *args, **kwargs) -> Module:
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)`` or ``to(tensor)``; returns self.
 
-        Only floating point parameters and buffers change dtype (a step counter stays int).
+        Only floating point and complex parameters and buffers change dtype (a step counter
+        stays int); ``to(gradlab.complex64)`` makes a complex-valued model, as in PyTorch (and
+        a complex parameter refuses a real dtype: its imaginary parts would be lost).
         ``memory_format=gradlab.channels_last`` lays out the 4-D and 5-D ones that way, as
         PyTorch does (see gradlab/memory_layouts.py).
         """
@@ -418,17 +420,17 @@ class Module(ModuleHooks, ModuleCheckpoint):
         device, dtype = parse_to_args(args, kwargs, "Module.to()")
         if dtype is not None:
             dtype = _dt.to_dtype(dtype)
-            if not dtype.is_floating_point:
+            if not (dtype.is_floating_point or dtype.is_complex):
                 raise TypeError(
-                    f"nn.Module.to only accepts floating point dtypes, but got desired "
-                    f"dtype={dtype}; integer weights could not learn. Fix: cast single tensors "
-                    "with tensor.to(dtype) instead.")
+                    f"nn.Module.to only accepts floating point or complex dtypes, but got "
+                    f"desired dtype={dtype}; integer weights could not learn. Fix: cast single "
+                    "tensors with tensor.to(dtype) instead.")
 
         def convert(t):
+            target = dtype if t.is_floating_point() or t.is_complex() else None
             if layout is not None and t.dim() in (4, 5):
-                return t.to(device, dtype if t.is_floating_point() else None,
-                            memory_format=layout)
-            return t.to(device, dtype if t.is_floating_point() else None)
+                return t.to(device, target, memory_format=layout)
+            return t.to(device, target)
 
         return self._apply(convert)
 
