@@ -30,8 +30,8 @@ tensor instead of an error); ``pinv``, ``matrix_rank``, ``cond``
 ``multi_dot``, ``householder_product`` (``ops/matrix_chain.py``);
 ``tensorinv``, ``tensorsolve`` (``ops/tensor_equations.py``). A singular or
 non-positive-definite matrix raises ``LinAlgError`` (a RuntimeError), as in
-PyTorch. ``eig`` and ``eigvals`` raise: a general real matrix can have
-complex eigenvalues, whose gradient gradlab does not have yet.
+PyTorch. ``eig`` and ``eigvals`` (``ops/general_eigen.py``) return complex
+eigenvalues and eigenvectors, even for a real matrix.
 
 (The ops family ``gradlab.ops.linalg`` holds matmul, bmm, einsum; this
 module is the ``torch.linalg`` namespace.)
@@ -54,6 +54,7 @@ from .ops import (
 )
 from .ops._util import check_float, wrap_dim
 from .ops.complex_parts import conj
+from .ops.general_eigen import eig, eigvals
 from .ops.least_squares import lstsq
 from .ops.linalg import matmul
 from .ops.matrix_chain import householder_product, multi_dot
@@ -309,20 +310,3 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     return product.sum(wrap_dim(dim, product.ndim, "linalg.vecdot"))
 
 
-def _no_complex(op: str, A) -> None:
-    raise NotImplementedError(
-        f"{op}: the eigenvalues of a general real matrix can be complex (a rotation has "
-        f"e^(±iθ)), and gradlab's complex numbers do not reach eig's gradient yet. For a "
-        f"symmetric matrix use "
-        f"linalg.eigh / linalg.eigvalsh (real eigenvalues, orthogonal eigenvectors); for "
-        f"magnitudes of a general one, linalg.svdvals")
-
-
-def eig(A: Tensor):  # noqa: N803
-    """Not available: see ``_no_complex`` (use ``eigh`` for symmetric matrices)."""
-    _no_complex("linalg.eig", A)
-
-
-def eigvals(A: Tensor):  # noqa: N803
-    """Not available: see ``_no_complex`` (use ``eigvalsh`` for symmetric matrices)."""
-    _no_complex("linalg.eigvals", A)

@@ -27,6 +27,7 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``comparison``               eq, lt, logical_and, isnan ... (bool results, no gradient)
 ``complex_parts``            conj, real, imag, angle, complex, polar, view_as_real ...
 ``fourier``                  the three FFT ops behind gradlab.fft (fft_c2c, fft_r2c, fft_c2r)
+``general_eigen``            linalg.eig, eigvals: complex eigenvalues of any square matrix
 ``reduction``                sum, mean, prod, max, argmax, any ...
 ``cumulative``               cumsum (a running sum: a scan, not a reduction)
 ``counting``                 bincount, histc, histogram, isin (no gradient), aminmax
@@ -164,6 +165,7 @@ from . import (
     gamma_functions,
     gamma_sampling,
     gather_scatter,
+    general_eigen,
     grid_sampling,
     gumbel,
     host_methods,
@@ -364,7 +366,8 @@ FAMILIES = (arithmetic, fused, unary, trigonometry, special_math, error_function
             gamma_sampling, hurwitz_zeta, bessel_jy, orthogonal_polynomials, legacy_norms,
             stacking, instance_normalization, embedding_bag, unpooling, pairwise, volumetric,
             volumetric_pooling, aliases, host_methods, inplace_extras, strided_views,
-            numeric_gradient, multidim_histogram, functional_aliases, complex_parts, fourier)
+            numeric_gradient, multidim_histogram, functional_aliases, complex_parts, fourier,
+            general_eigen)
 """The op families; each binds the functions its TENSOR_METHODS names onto Tensor."""
 
 install_methods(FAMILIES)
