@@ -136,11 +136,15 @@ _py_bool = builtins.bool  # the module's own name `bool` is gradlab.bool
 
 
 def to_dtype(d) -> dtype:
-    """Accept a gradlab dtype, a NumPy dtype/type, a Python type or a name."""
+    """Accept a gradlab dtype, a NumPy dtype/type, a Python type or a name. The Python types
+    mean what PyTorch makes them: ``float`` is float64 and ``complex`` complex128 (whatever the
+    default dtype), ``int`` int64."""
     if isinstance(d, dtype):
         return d
     if d is float:
-        return _default_float
+        return float64
+    if d is complex:
+        return complex128
     if d is int:
         return int64
     if d is _py_bool:

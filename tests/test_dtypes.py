@@ -43,7 +43,8 @@ def test_to_dtype_accepts_many_spellings():
     assert dtypes.to_dtype("double") is gradlab.float64
     assert dtypes.to_dtype(np.int32) is gradlab.int32
     assert dtypes.to_dtype(np.dtype("float16")) is gradlab.float16
-    assert dtypes.to_dtype(float) is gradlab.float32
+    assert dtypes.to_dtype(float) is gradlab.float64  # as torch.zeros(2, dtype=float)
+    assert dtypes.to_dtype(complex) is gradlab.complex128
     assert dtypes.to_dtype(int) is gradlab.int64
     assert dtypes.to_dtype(bool) is gradlab.bool
     assert dtypes.to_dtype(np.complex64) is gradlab.complex64
