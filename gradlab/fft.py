@@ -17,7 +17,7 @@ Every function here is built from three ops (:mod:`gradlab.ops.fourier`,
 where their gradients are explained), so graphs show ``fft_c2c``,
 ``fft_r2c`` and ``fft_c2r`` nodes, the names PyTorch gives them too.
 Real or integer input to ``fft`` is made complex first (float64 gives
-complex128, anything else complex64).
+complex128, anything else complex64); half floats are transformed in float32.
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ def _checked_input(op: str, x) -> Tensor:
                            "Fix: x.reshape(1), or transform a signal of several values")
     if x.dtype.category < 2:  # bool and integers: the default float dtype, as PyTorch
         x = x.to(_dt.get_default_dtype())
+    elif x.dtype in (_dt.float16, _dt.bfloat16):  # NumPy has no half-precision FFT
+        x = x.to(_dt.float32)
     return x
 
 

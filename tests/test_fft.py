@@ -146,6 +146,9 @@ def test_integer_signals_become_complex64():
     assert gradlab.fft.fft(x).dtype is gradlab.complex64
     assert gradlab.fft.rfft(x).dtype is gradlab.complex64
     assert gradlab.fft.fft(x.double()).dtype is gradlab.complex128
+    for half in (gradlab.float16, gradlab.bfloat16):  # transformed in float32
+        assert gradlab.fft.rfft(x.to(half)).dtype is gradlab.complex64
+        assert gradlab.fft.irfft(gradlab.fft.rfft(x.to(half)), n=4).tolist() == [0, 1, 2, 3]
 
 
 def test_graphs_and_events_name_the_three_ops():

@@ -144,8 +144,9 @@ class Function(metaclass=_FunctionMeta):
     ``raw``   built-in speed path: forward sees raw arrays, not Tensors
     ``differentiable``  False for ops with no gradient (comparisons): no node is recorded
     ``supports_complex``  True where forward and backward are right for complex numbers
-                      (the gradient is the conjugate Wirtinger derivative, as in PyTorch);
-                      raw ops without it refuse complex tensors. Not inherited.
+                      (gradients as PyTorch's: ∂L/∂Re z + i·∂L/∂Im z; see
+                      ops/complex_parts.py); raw ops without it refuse complex tensors.
+                      Not inherited.
     ``tangent_rule``  how forward mode gets a tangent when the op writes no ``jvp``:
                       ``"elementwise"`` (one input, each output element from the same input
                       element: the tangent is backward applied to the input's tangent),

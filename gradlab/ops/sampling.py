@@ -18,6 +18,7 @@ from ..backends import default_device
 from ..backends import device as as_device
 from ..random import get_generator
 from ..tensor import Tensor
+from ._util import xp_for
 from .creation import _like, _new, _size
 
 __all__ = ["rand", "randn", "randint", "normal", "randperm", "multinomial", "rand_like",
@@ -74,9 +75,10 @@ def _complex_parts(draw, shape, d, op: str, scale: float):
     if not d.is_complex:
         return draw(shape, dtype=_sampling_dtype(op, d)).astype(d.np, copy=False)
     part = d.to_real().np
-    out = np.empty(shape, dtype=d.np)
-    out.real = draw(shape, dtype=part) * part.type(scale)
-    out.imag = draw(shape, dtype=part) * part.type(scale)
+    real = draw(shape, dtype=part) * part.type(scale)
+    imag = draw(shape, dtype=part) * part.type(scale)
+    out = xp_for(real).empty(shape, dtype=d.np)  # (NumPy or CuPy: where the draws are)
+    out.real, out.imag = real, imag
     return out
 
 
