@@ -95,6 +95,7 @@ def test_the_debugger_sees_complex_updates():
 
 
 @needs_torch
+@pytest.mark.filterwarnings("ignore:Complex modules are a new feature")  # PyTorch's note
 def test_a_complex_linear_model_trains_like_torch():
     """nn.Linear in complex64 (as PyTorch's, from Module.to), trained with Adam on |y - t|²:
     the same weights as PyTorch's after a few steps."""

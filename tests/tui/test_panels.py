@@ -12,6 +12,7 @@ from textual.app import App, ComposeResult
 from textual.containers import Container
 from textual.widgets import RichLog
 
+import gradlab
 from gradlab.debug.snapshot import (
     DeviceMemorySnapshot,
     EdgeSnapshot,
@@ -221,6 +222,15 @@ def test_summary_of_a_few_elements_shows_values_not_a_picture():
     assert not set(text) & set("░▒▓█▁▂▃▄▅▆▇")
     four = replace(pair, shape=(4,), numel=4, heatmap=((1.0, 2.0, 3.0, 4.0),))
     assert "█" in "\n".join(line.plain for line in summary_lines(four, 38))
+
+
+def test_a_complex_tensors_statistics_say_they_are_of_magnitudes():
+    from gradlab.debug.summary import summarize
+
+    z = gradlab.tensor([3 + 4j, -1j, 0.5])
+    text = "\n".join(line.plain for line in summary_lines(summarize(z), 60))
+    assert "complex64" in text and "of |z|:" in text and "min 0.5" in text and "max 5" in text
+    assert "[3.0000+4.j, -0.0000-1.j, 0.5000+0.j]" in text  # as print() shows them
 
 
 # ------------------------------------------------------------------ memory

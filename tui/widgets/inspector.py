@@ -69,6 +69,8 @@ def summary_lines(summary: TensorSummary, width: int, picture: bool = True,
     else:
         stats = [_field(name, format_number(getattr(summary, name)))
                  for name in ("min", "max", "mean", "std", "norm")]
+        if summary.dtype.startswith("complex"):  # the statistics are of the magnitudes
+            stats.insert(0, Content.styled("of |z|:", "$text-muted"))
     if summary.finite:
         stats.append(Content.styled("finite", "$success"))
     else:
