@@ -28,6 +28,7 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``complex_parts``            conj, real, imag, angle, complex, polar, view_as_real ...
 ``fourier``                  the three FFT ops behind gradlab.fft (fft_c2c, fft_r2c, fft_c2r)
 ``general_eigen``            linalg.eig, eigvals: complex eigenvalues of any square matrix
+``short_time_fourier``       stft, istft: spectrograms (frames, windows, rfft) and back
 ``reduction``                sum, mean, prod, max, argmax, any ...
 ``cumulative``               cumsum (a running sum: a scan, not a reduction)
 ``counting``                 bincount, histc, histogram, isin (no gradient), aminmax
@@ -218,6 +219,7 @@ from . import (
     scatter_reductions,
     selection,
     shape,
+    short_time_fourier,
     shrink_activations,
     sliding_windows,
     softmax_family,
@@ -324,6 +326,7 @@ from .scans import *  # noqa: F403
 from .scatter_reductions import *  # noqa: F403
 from .selection import *  # noqa: F403
 from .shape import *  # noqa: F403
+from .short_time_fourier import *  # noqa: F403
 from .shrink_activations import *  # noqa: F403
 from .sliding_windows import *  # noqa: F403
 from .softmax_family import *  # noqa: F403
@@ -367,7 +370,7 @@ FAMILIES = (arithmetic, fused, unary, trigonometry, special_math, error_function
             stacking, instance_normalization, embedding_bag, unpooling, pairwise, volumetric,
             volumetric_pooling, aliases, host_methods, inplace_extras, strided_views,
             numeric_gradient, multidim_histogram, functional_aliases, complex_parts, fourier,
-            general_eigen)
+            general_eigen, short_time_fourier)
 """The op families; each binds the functions its TENSOR_METHODS names onto Tensor."""
 
 install_methods(FAMILIES)

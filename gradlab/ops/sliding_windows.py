@@ -250,6 +250,7 @@ class Unfold(Function):
     """
 
     raw = True
+    supports_complex = True  # linear: its backward needs no conj
     tangent_rule = "linear"
 
     @staticmethod
@@ -271,6 +272,7 @@ class UnfoldBackward(Function):
     """
 
     raw = True
+    supports_complex = True  # linear (istft's overlap-add)
     name = "unfold_backward"
     tangent_rule = "linear"
 
