@@ -33,6 +33,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from ._im2col import ConvGeometry, fold, from_grid, grid, product, product_t, unfold
 from ._util import autocast_inputs, tangent_sum, xp_for
+from .complex_parts import conj
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
 FUNCTIONAL = list(__all__)
@@ -67,6 +68,7 @@ class BiasGrad(Function):
     """
 
     raw = True
+    supports_complex = True  # linear: its backward needs no conj
     name, node_name = "sum", "SumBackward1"
 
     @staticmethod
@@ -96,9 +98,12 @@ class Convolution(Function):
     """A(x, W) + b: im2col, then one matrix product W · cols (batched over groups only).
 
     d/dx = T(grad, W)   d/dW = B(x, grad)   d/db = Σ grad
+    (For complex numbers the adjoints take the other factor conjugated: T(grad, W̄) and
+    B(x̄, grad); so do ConvTranspose's and ConvWeightGrad's below.)
     """
 
     raw = True
+    supports_complex = True
     node_name = "ConvolutionBackward0"
 
     @staticmethod
@@ -117,8 +122,10 @@ class Convolution(Function):
         x, w, cols = ctx.saved_tensors
         geo = ctx.geo
         sx, sw, sb = ctx.input_shapes[:3]
-        return (None if sx is None else ConvTranspose.apply(grad, w, None, geo),
-                None if sw is None else ConvWeightGrad.apply(x, grad, cols, geo),
+        if x.dtype.is_complex:  # the saved columns are x's, not x̄'s
+            cols = None
+        return (None if sx is None else ConvTranspose.apply(grad, conj(w), None, geo),
+                None if sw is None else ConvWeightGrad.apply(conj(x), grad, cols, geo),
                 None if sb is None else _bias_grad(grad, geo), None)
 
     @staticmethod
@@ -138,6 +145,7 @@ class ConvTranspose(Function):
     """
 
     raw = True
+    supports_complex = True
     name, node_name = "conv_transpose", "ConvolutionBackward0"
 
     @staticmethod
@@ -158,8 +166,8 @@ class ConvTranspose(Function):
         gy, w = ctx.saved_tensors
         geo = ctx.geo
         sgy, sw, sb = ctx.input_shapes[:3]
-        return (None if sgy is None else Convolution.apply(grad, w, None, geo),
-                None if sw is None else ConvWeightGrad.apply(grad, gy, None, geo),
+        return (None if sgy is None else Convolution.apply(grad, conj(w), None, geo),
+                None if sw is None else ConvWeightGrad.apply(grad, conj(gy), None, geo),
                 None if sb is None else _bias_grad(grad, geo), None)
 
     @staticmethod
@@ -179,6 +187,7 @@ class ConvWeightGrad(Function):
     """
 
     raw = True
+    supports_complex = True
     name, node_name = "convolution_backward_weight", "ConvolutionBackwardBackward0"
 
     @staticmethod
@@ -199,8 +208,9 @@ class ConvWeightGrad(Function):
         x, gy = ctx.saved_tensors
         geo = ctx.geo
         sx, sgy = ctx.input_shapes[:2]
-        return (None if sx is None else ConvTranspose.apply(gy, grad, None, geo),
-                None if sgy is None else Convolution.apply(x, grad, None, geo), None, None)
+        return (None if sx is None else ConvTranspose.apply(conj(gy), grad, None, geo),
+                None if sgy is None else Convolution.apply(conj(x), grad, None, geo), None,
+                None)
 
     @staticmethod
     def jvp(ctx, tx, tgy, *_):
@@ -246,7 +256,7 @@ def _check_operands(op: str, input, weight, bias, spatial: int) -> bool:
         raise RuntimeError(f"{op}: expected a {spatial + 2}-D weight, got shape "
                            f"{tuple(weight.shape)}")
     for t in (input, weight) + ((bias,) if bias is not None else ()):
-        if not t.dtype.is_floating_point:
+        if not (t.dtype.is_floating_point or t.dtype.is_complex):
             raise RuntimeError(f"{op}: expected floating point tensors, got {t.dtype} with "
                                f"shape {tuple(t.shape)}. Fix: convert with .float()")
     if weight.dtype is not input.dtype or (bias is not None and bias.dtype is not input.dtype):
