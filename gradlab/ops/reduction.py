@@ -29,6 +29,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
 from ._util import check_ordered, numpy_keywords, widened, wrap_dim, wrap_dims, xp_for
+from .complex_parts import conj
 from .creation import ones_like
 from .selection import maximum, minimum, where
 from .shape import Expand
@@ -187,10 +188,12 @@ class Prod(Function):
 
     Without zeros that is out / a_i. With zeros, out / a_i would be 0/0, so
     backward counts them: a lone zero gets the product of the rest, all else 0
-    (exact to second order, for double backward).
+    (exact to second order, for double backward). For complex numbers the gradient takes
+    the conjugate of that partial product.
     """
 
     raw = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, dims, keepdim):
@@ -205,7 +208,7 @@ class Prod(Function):
         dims, shape = ctx.dims, ctx.input_shapes[0]
         grad = expand_reduced(grad, shape, dims, ctx.keepdim)
         if not (a._data == 0).any():
-            return grad * expand_reduced(out, shape, dims, ctx.keepdim) / a, None, None
+            return grad * conj(expand_reduced(out, shape, dims, ctx.keepdim) / a), None, None
         if dims is None and not (state.enabled or state.dual is not None) and \
                 (a._data == 0).sum() >= 2:
             # Every partial product holds a zero: exactly 0, even for a NaN grad, as PyTorch.
@@ -220,7 +223,8 @@ class Prod(Function):
         # a_i), as 0s that still carry the derivatives double backward needs.
         zeros = where(count == 0, 1.0, where(count == 1, tracker, 0.0))
         other_zeros = where(count == 1, 1.0, where(count == 2, tracker - a, 0.0))
-        return grad * where(zero, rest * other_zeros, rest / nonzero * zeros), None, None
+        partial = where(zero, rest * other_zeros, rest / nonzero * zeros)
+        return grad * conj(partial), None, None
 
     @staticmethod
     def jvp(ctx, t, *_):
