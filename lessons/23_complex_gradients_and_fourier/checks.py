@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 import gradlab
-from lessons.expect import as_array, check, expect, expect_tensor, show
+from lessons.expect import as_array, check, expect, expect_close, expect_tensor, show
 
 
 def _text(value: complex) -> str:
@@ -43,25 +43,6 @@ def _expect_complex(got: complex, want: complex, what: str, *, rtol: float,
     allowed = atol + rtol * abs(want)
     expect(off <= allowed, what, _text(want), _text(got),
            f"off by {off:.3g}, allowed {allowed:.3g}")
-
-
-def _expect_bins(got, want: np.ndarray, what: str, *, rtol: float, atol: float) -> None:
-    """Complex arrays equal within tolerance (|got − want| ≤ atol + rtol·|want|, per
-    element; expect_close would compare the real parts only)."""
-    if got is None:
-        expect(False, what, show(want), "None", "did the function forget to return?")
-    have = as_array(got)
-    if have.shape != want.shape:
-        expect(False, what, f"shape {want.shape}", f"shape {have.shape}", "the shapes differ")
-    close = np.abs(have - want) <= atol + rtol * np.abs(want)
-    if not close.all():
-        k = int(np.argmax(~close.reshape(-1)))
-        w, h = want.reshape(-1)[k], have.reshape(-1)[k]
-        detail = (f"{int((~close).sum())} of {close.size} values differ; first at index "
-                  f"{np.unravel_index(k, close.shape)}: expected {_text(complex(w))}, got "
-                  f"{_text(complex(h))}")
-        expect(False, what, show(want), show(got), detail)
-    expect(True, what, show(want), show(got))
 
 
 # --- plane_gradient ------------------------------------------------------------------------
@@ -241,10 +222,10 @@ def learn_filter(student, rng):
     expect(got.dtype == gradlab.complex128, "w is complex128 (a gain and a phase per bin, in "
            "double precision)", "gradlab.complex128", str(got.dtype),
            "start from gradlab.zeros(n // 2 + 1, dtype=gradlab.complex128, requires_grad=True)")
-    _expect_bins(got, w, f"w after {few} steps from 0 with lr = {lr} (batch {batch}, n = {n}: "
+    expect_close(got, w, f"w after {few} steps from 0 with lr = {lr} (batch {batch}, n = {n}: "
                  "loss = squared error summed over samples, averaged over signals)",
                  rtol=1e-8, atol=1e-10)
 
     got = student.learn_filter(xt, yt, lr, long)
-    _expect_bins(got, cross / energy, f"w after {long} steps: per bin, the least-squares "
+    expect_close(got, cross / energy, f"w after {long} steps: per bin, the least-squares "
                  "gain Σ conj(X)·Y / Σ|X|² over the signals", rtol=1e-6, atol=1e-8)
