@@ -95,6 +95,21 @@ def test_gradcheck(case):
     assert gradcheck(lambda t: fn(gradlab, t), (x,))
 
 
+@pytest.mark.parametrize("case", ROWS, ids=[r[0] for r in ROWS])
+def test_forward_mode_matches_finite_differences(case):
+    import gradlab.autograd.forward_ad as fwAD
+
+    _, fn, shape, kind = case
+    data, direction = _signal(shape, kind), _signal(shape, kind, seed=5)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(gradlab.tensor(data), gradlab.tensor(direction))
+        tangent = fwAD.unpack_dual(fn(gradlab, dual)).tangent
+    h = 1e-6
+    want = (fn(gradlab, gradlab.tensor(data + h * direction)).numpy() -
+            fn(gradlab, gradlab.tensor(data - h * direction)).numpy()) / (2 * h)
+    np.testing.assert_allclose(tangent.numpy(), want, rtol=1e-6, atol=1e-7)
+
+
 @pytest.mark.parametrize("case", [r for r in ROWS if r[0] in
                                   ("fft_n_pad", "rfft_odd", "irfft_odd", "irfft2", "hfft",
                                    "ihfft", "roundtrip")], ids=lambda r: r[0])

@@ -130,9 +130,10 @@ def make_dual(tensor, tangent, *, level: int | None = None):
     if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
         raise TypeError(f"make_dual: expects two tensors (primal, tangent), got "
                         f"{type(tensor).__name__} and {type(tangent).__name__}")
-    if not tensor.dtype.is_floating_point:
-        raise ValueError(f"make_dual: the primal must be floating point to carry a tangent, "
-                         f"got {tensor.dtype}. Fix: .to(gradlab.float32) or float64 first")
+    if not (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
+        raise ValueError(f"make_dual: the primal must be floating point (or complex) to carry "
+                         f"a tangent, got {tensor.dtype}. Fix: .to(gradlab.float32) or float64 "
+                         "first")
     if tuple(tangent.shape) != tuple(tensor.shape):
         raise ValueError(f"make_dual: the tangent must have the primal's shape, got primal "
                          f"{tuple(tensor.shape)} and tangent {tuple(tangent.shape)}")
@@ -182,6 +183,7 @@ def _make_dual_op():
 
             name = "make_dual"
             raw = True
+            supports_complex = True  # the identity: nothing to conjugate
             tangent_rule = "linear"
 
             @staticmethod
@@ -220,13 +222,6 @@ def tangents_of(args) -> tuple | None:
 
 def propagate(fn, ctx, args, outputs, tangents) -> None:
     """Run ``fn``'s tangent rule and attach the tangents to ``outputs`` (a tuple)."""
-    if any(o is not None and o.dtype.is_complex for o in outputs) or \
-            any(t is not None and t.dtype.is_complex for t in tangents):
-        raise NotImplementedError(
-            f"forward-mode AD: {fn.name} got complex numbers, and gradlab's tangent rules "
-            "are written for real ones (several reuse backward, whose complex formulas "
-            "conjugate). Fix: use reverse mode (backward, gradlab.func.vjp) for complex "
-            "tensors, or carry real and imaginary parts as two real tensors")
     level, quiet = state.dual, state.in_tangent_rule
     # A rule works on plain values (no tangents of tangents), and its ops are part of this
     # op's forward-mode step: they emit no events, so the debugger and the graph images show
@@ -243,7 +238,8 @@ def propagate(fn, ctx, args, outputs, tangents) -> None:
         raise RuntimeError(f"{fn.name}: its jvp returned {len(produced)} tangents for "
                            f"{len(outputs)} outputs; return one per output (None for none)")
     for k, (out, tangent) in enumerate(zip(outputs, produced)):
-        if out is None or tangent is None or not out.dtype.is_floating_point:
+        if out is None or tangent is None or not (out.dtype.is_floating_point or
+                                                   out.dtype.is_complex):
             continue
         if tuple(tangent.shape) != tuple(out.shape):
             raise RuntimeError(f"{fn.name}: its jvp returned a tangent of shape "

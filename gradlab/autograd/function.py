@@ -174,6 +174,12 @@ class Function(metaclass=_FunctionMeta):
         rule = cls.tangent_rule
         if rule == "elementwise":
             (t,) = [t for t in tangents if t is not None]
+            if t.dtype.is_complex:
+                # Backward multiplies by conj(f'); a tangent needs f' itself, so conjugate
+                # on the way in and out. (abs, whose result is real: its real part.)
+                grads = cls.backward(ctx, t.conj())
+                tangent = (grads[0] if isinstance(grads, tuple) else grads).conj()
+                return tangent if ctx.results[0].dtype.is_complex else tangent.real
             grads = cls.backward(ctx, t)
             return grads[0] if isinstance(grads, tuple) else grads
         if rule in ("linear", "multilinear"):

@@ -175,8 +175,14 @@ class Angle(Function):
 
     @staticmethod
     def jvp(ctx, tangent):
-        """A real input's angle is flat: ẏ = 0 (forward mode refuses complex numbers)."""
-        return tangent.new_zeros(tangent.shape)
+        """ẏ = Im(ż / z) (0 at z = 0); a real input's angle is flat: ẏ = 0."""
+        (a,) = ctx.primals
+        if not a.dtype.is_complex:
+            return tangent.new_zeros(tangent.shape)
+        from .selection import where
+
+        zero = a == 0
+        return where(zero, 0.0, (tangent / where(zero, 1.0, a)).imag)
 
 
 def angle(input) -> Tensor:
@@ -213,7 +219,7 @@ class Complex(Function):
     @staticmethod
     def jvp(ctx, t_re, t_im):
         """ẏ = (tangent of re) + i·(tangent of im): linear in both parts at once, a missing
-        tangent being 0. (Forward mode refuses complex results today; this is ready.)"""
+        tangent being 0."""
         re, im = ctx.primals
         return Complex.apply(t_re if t_re is not None else re.new_zeros(re.shape),
                              t_im if t_im is not None else im.new_zeros(im.shape))

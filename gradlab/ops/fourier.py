@@ -44,7 +44,7 @@ class FftC2C(Function):
     name, node_name = "fft_c2c", "FftC2CBackward0"
     raw = True
     supports_complex = True
-    tangent_rule = "linear"  # (forward mode refuses complex numbers for now)
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a, dims, inverse, norm):
@@ -65,7 +65,7 @@ class FftR2C(Function):
     name, node_name = "fft_r2c", "FftR2CBackward0"
     raw = True
     supports_complex = True
-    tangent_rule = "linear"  # (forward mode refuses complex numbers for now)
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a, dims, norm):
@@ -88,7 +88,7 @@ class FftC2R(Function):
     name, node_name = "fft_c2r", "FftC2RBackward0"
     raw = True
     supports_complex = True
-    tangent_rule = "linear"  # (forward mode refuses complex numbers for now)
+    tangent_rule = "linear"
 
     @staticmethod
     def forward(ctx, a, dims, norm, last_size):

@@ -85,7 +85,7 @@ def tangent_from_partials(fn, ctx, tangent: Tensor) -> Tensor:
     partials ∂y/∂a_i are what ``fn.backward`` sends back for an output gradient of ones
     (so ties, zeros and 0/0 are handled once, the way backward handles them)."""
     partials = fn.backward(ctx, ones_like(ctx.results[0]))[0]
-    return sum_reduced(ctx, partials * tangent)
+    return sum_reduced(ctx, conj(partials) * tangent)  # (backward's are conjugated)
 
 
 def need_elements(op: str, input: Tensor, dims) -> None:
