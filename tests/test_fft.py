@@ -62,16 +62,16 @@ def _signal(shape, kind, seed=0, double=True):
 
 def _host(t):
     return t.detach().resolve_conj().numpy() if isinstance(t, torch.Tensor) else \
-        t.detach().numpy()
+        t.detach().cpu().numpy()
 
 
 @needs_torch
 @pytest.mark.parametrize("double", [True, False], ids=["double", "single"])
 @pytest.mark.parametrize("case", ROWS, ids=[r[0] for r in ROWS])
-def test_matches_torch(case, double):
+def test_matches_torch(case, double, device):
     _, fn, shape, kind = case
     data = _signal(shape, kind, double=double)
-    x = gradlab.tensor(data, requires_grad=True)
+    x = gradlab.tensor(data, requires_grad=True, device=device)
     xt = torch.from_numpy(data.copy()).requires_grad_()
     y, yt = fn(gradlab, x), fn(torch, xt)
     assert tuple(y.shape) == tuple(yt.shape)
@@ -82,16 +82,16 @@ def test_matches_torch(case, double):
     cot = rng.standard_normal(tuple(yt.shape))
     if yt.is_complex():
         cot = cot + 1j * rng.standard_normal(tuple(yt.shape))
-    (g,) = gradlab.autograd.grad(y, x, gradlab.tensor(cot, dtype=y.dtype))
+    (g,) = gradlab.autograd.grad(y, x, gradlab.tensor(cot, dtype=y.dtype, device=device))
     (gt,) = torch.autograd.grad(yt, xt, torch.from_numpy(cot).to(yt.dtype))
     assert g.dtype is x.dtype
     np.testing.assert_allclose(_host(g), _host(gt), **tol)
 
 
 @pytest.mark.parametrize("case", ROWS, ids=[r[0] for r in ROWS])
-def test_gradcheck(case):
+def test_gradcheck(case, device):
     _, fn, shape, kind = case
-    x = gradlab.tensor(_signal(shape, kind), requires_grad=True)
+    x = gradlab.tensor(_signal(shape, kind), requires_grad=True, device=device)
     assert gradcheck(lambda t: fn(gradlab, t), (x,))
 
 

@@ -48,6 +48,15 @@ def _sum_parts(lib, z):
     return z.real.sum() + z.imag.sum()
 
 
+def _const(lib, like, values):
+    """A constant tensor on ``like``'s device (the rows run on every device)."""
+    return lib.tensor(values, device=like.device)
+
+
+def _eye(lib, like, n):
+    return lib.eye(n, device=like.device)
+
+
 CASES = [
     Case("add", lambda L, a, b: a + b, ((2, 3), (3,))),
     Case("add_real", lambda L, a, b: a + b, ((2, 3), (2, 3)), "cr"),
@@ -105,7 +114,7 @@ CASES = [
     Case("expand", lambda L, a: a.expand(4, 3) * 1, ((1, 3),)),
     Case("unsqueeze_squeeze", lambda L, a: a.unsqueeze(1).squeeze(), ((2, 3),)),
     Case("index", lambda L, a: a[1:, ::2], ((3, 4),)),
-    Case("index_tensor", lambda L, a: a[L.tensor([0, 2, 0])], ((3, 4),)),
+    Case("index_tensor", lambda L, a: a[_const(L, a, [0, 2, 0])], ((3, 4),)),
     Case("cat", lambda L, a, b: L.cat([a, b], 0), ((2, 3), (1, 3))),
     Case("stack", lambda L, a, b: L.stack([a, b], 1), ((2, 3), (2, 3))),
     Case("split", lambda L, a: a.split(2, 1)[1] * 1, ((2, 5),)),
@@ -118,12 +127,12 @@ CASES = [
     Case("t", lambda L, a: a.t() * 1, ((2, 3),)),
     Case("squeeze_dims", lambda L, a: a.unsqueeze(0).unsqueeze(2).squeeze((0, 2)), ((2, 3),)),
     Case("copy_", lambda L, a, b: a.clone().copy_(b) * 1, ((2, 3), (3,))),
-    Case("where", lambda L, a, b: L.where(L.tensor([True, False, True]), a, b),
+    Case("where", lambda L, a, b: L.where(_const(L, a, [True, False, True]), a, b),
          ((2, 3), (3,))),
     Case("cumsum", lambda L, a: a.cumsum(1), ((2, 3),)),
     Case("prod", lambda L, a: a.prod(1), ((2, 3),)),
     Case("prod_all", lambda L, a: a.prod(), ((2, 2),)),
-    Case("prod_with_a_zero", lambda L, a: (a * L.tensor([1, 0, 1])).prod(1), ((2, 3),)),
+    Case("prod_with_a_zero", lambda L, a: (a * _const(L, a, [1, 0, 1])).prod(1), ((2, 3),)),
     Case("tril", lambda L, a: a.tril(), ((3, 3),)),
     Case("triu", lambda L, a: a.triu(1), ((3, 3),)),
     Case("diagonal", lambda L, a: a.diagonal() * 1, ((3, 3),)),
@@ -131,9 +140,9 @@ CASES = [
     Case("diag_of_matrix", lambda L, a: L.diag(a), ((3, 3),)),
     Case("trace", lambda L, a: a.trace(), ((3, 3),)),
     Case("repeat", lambda L, a: a.repeat(2, 1), ((2, 3),)),
-    Case("gather", lambda L, a: a.gather(1, L.tensor([[0, 0], [2, 1]])), ((2, 3),)),
-    Case("index_select", lambda L, a: a.index_select(0, L.tensor([1, 1])), ((2, 3),)),
-    Case("masked_fill", lambda L, a: a.masked_fill(L.tensor([True, False, True]), 2 - 1j),
+    Case("gather", lambda L, a: a.gather(1, _const(L, a, [[0, 0], [2, 1]])), ((2, 3),)),
+    Case("index_select", lambda L, a: a.index_select(0, _const(L, a, [1, 1])), ((2, 3),)),
+    Case("masked_fill", lambda L, a: a.masked_fill(_const(L, a, [True, False, True]), 2 - 1j),
          ((2, 3),)),
     Case("mm", lambda L, a, b: a.mm(b), ((2, 3), (3, 2))),
     Case("conv1d", lambda L, x, w, b: L.nn.functional.conv1d(x, w, b, stride=2, padding=1,
@@ -158,10 +167,11 @@ CASES = [
     Case("vdot", lambda L, a, b: L.vdot(a, b), ((3,), (3,))),
     Case("outer", lambda L, a, b: L.outer(a, b), ((3,), (2,))),
     # (A + 3I keeps the random matrices well away from singular)
-    Case("inv", lambda L, a: L.linalg.inv(a + 3 * L.eye(3)), ((3, 3),)),
-    Case("solve", lambda L, a, b: L.linalg.solve(a + 3 * L.eye(3), b), ((3, 3), (3, 2))),
-    Case("solve_vector", lambda L, a, b: L.linalg.solve(a + 3 * L.eye(3), b), ((2, 3, 3), (3,))),
-    Case("solve_right", lambda L, a, b: L.linalg.solve(a + 3 * L.eye(3), b, left=False),
+    Case("inv", lambda L, a: L.linalg.inv(a + 3 * _eye(L, a, 3)), ((3, 3),)),
+    Case("solve", lambda L, a, b: L.linalg.solve(a + 3 * _eye(L, a, 3), b), ((3, 3), (3, 2))),
+    Case("solve_vector", lambda L, a, b: L.linalg.solve(a + 3 * _eye(L, a, 3), b),
+         ((2, 3, 3), (3,))),
+    Case("solve_right", lambda L, a, b: L.linalg.solve(a + 3 * _eye(L, a, 3), b, left=False),
          ((3, 3), (2, 3))),
     Case("det", lambda L, a: L.linalg.det(a), ((2, 3, 3),)),
     Case("norm", lambda L, a: a.norm(), ((2, 3),), away_from_zero=True),
@@ -172,7 +182,7 @@ CASES = [
     Case("matrix_norm_inf", lambda L, a: L.linalg.matrix_norm(a, float("inf")), ((3, 3),),
          away_from_zero=True),
     Case("cov", lambda L, a: L.cov(a), ((2, 4),)),
-    Case("cov_weighted", lambda L, a: L.cov(a, aweights=L.tensor([1.0, 2, 0.5, 1]),
+    Case("cov_weighted", lambda L, a: L.cov(a, aweights=_const(L, a, [1.0, 2, 0.5, 1]),
                                             correction=0), ((3, 4),)),
     Case("corrcoef", lambda L, a: L.corrcoef(a * 0.2), ((2, 5),)),
     Case("var", lambda L, a: a.var(), ((2, 3),)),
@@ -197,13 +207,13 @@ def _arrays(case: Case, complex_dtype=np.complex128, seed=0):
     return arrays
 
 
-def _ours(arrays):
-    return [gradlab.tensor(a, requires_grad=True) for a in arrays]
+def _ours(arrays, device="cpu"):
+    return [gradlab.tensor(a, requires_grad=True, device=device) for a in arrays]
 
 
 def _resolved(x):
     return x.detach().resolve_conj().numpy() if isinstance(x, torch.Tensor) else \
-        x.detach().numpy()
+        x.detach().cpu().numpy()
 
 
 def _cotangent(rng, shape, is_complex: bool):
@@ -214,9 +224,9 @@ def _cotangent(rng, shape, is_complex: bool):
 @needs_torch
 @pytest.mark.parametrize("precision", ["complex128", "complex64"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
-def test_matches_torch(case, precision):
+def test_matches_torch(case, precision, device):
     arrays = _arrays(case, np.complex128 if precision == "complex128" else np.complex64)
-    ours = _ours(arrays)
+    ours = _ours(arrays, device)
     theirs = [torch.from_numpy(a.copy()).requires_grad_() for a in arrays]
     out_g, out_t = case.fn(gradlab, *ours), case.fn(torch, *theirs)
     assert tuple(out_g.shape) == tuple(out_t.shape)
@@ -225,7 +235,8 @@ def test_matches_torch(case, precision):
                                                                                 atol=1e-5)
     np.testing.assert_allclose(_resolved(out_g), _resolved(out_t), **tol)
     cot = _cotangent(np.random.default_rng(1), tuple(out_t.shape), out_t.is_complex())
-    grads_g = gradlab.autograd.grad(out_g, ours, gradlab.tensor(cot, dtype=out_g.dtype))
+    grads_g = gradlab.autograd.grad(out_g, ours,
+                                    gradlab.tensor(cot, dtype=out_g.dtype, device=device))
     grads_t = torch.autograd.grad(out_t, theirs, torch.from_numpy(cot).to(out_t.dtype))
     for i, (gg, gt) in enumerate(zip(grads_g, grads_t)):
         assert gg.dtype.name == str(gt.dtype).replace("torch.", ""), f"grad {i} dtype"
@@ -234,8 +245,8 @@ def test_matches_torch(case, precision):
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
-def test_gradcheck(case):
-    assert gradcheck(lambda *ts: case.fn(gradlab, *ts), _ours(_arrays(case)))
+def test_gradcheck(case, device):
+    assert gradcheck(lambda *ts: case.fn(gradlab, *ts), _ours(_arrays(case), device))
 
 
 @pytest.mark.parametrize("case", GRADGRAD, ids=lambda c: c.id)
