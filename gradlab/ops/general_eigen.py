@@ -16,7 +16,7 @@ for backward:
 
 with F̄ the conjugate of F; for a real A, its real part. Like eigh's, it
 divides by the gaps between eigenvalues: repeated eigenvalues make it inf or
-NaN.
+NaN. Forward mode uses the same identities the other way round (``Eig.jvp``).
 
 An eigenvector is fixed only up to a phase: V e^(iφ) is as good as V. A loss
 that depends on that phase (``V.real.sum()``) has no meaningful gradient,
@@ -49,7 +49,6 @@ class Eig(Function):
     supports_complex = True
     name = "linalg_eig"
     node_name = "LinalgEigBackward0"
-    # No tangent rule yet: forward mode through eig raises, naming it.
 
     @staticmethod
     def forward(ctx, a, op):
@@ -81,6 +80,18 @@ class Eig(Function):
             diag = grad_values.unsqueeze(-1) * eye
             inner = diag if inner is None else inner + diag
         return Solve.apply(vh, inner @ vh, False, f"{ctx.label} (backward)"), None
+
+    @staticmethod
+    def jvp(ctx, tangent, _op):
+        """With P = V⁻¹ Ȧ V: λ̇ = diag(P) and V̇ = V (F ∘ P) (F as in backward, 0 on the
+        diagonal), less the part that would change each column's length."""
+        values, v = ctx.results
+        eye = eye_like(v, v.shape[-1])
+        p = Solve.apply(v, tangent.to(v.dtype) @ v, False, f"{ctx.label} (jvp)")
+        dvalues = (p * eye).sum(-1)
+        gaps = values.unsqueeze(-2) - values.unsqueeze(-1) + eye  # λ_j - λ_i, 1 on diag
+        dv = v @ (p / gaps * (1 - eye))
+        return dvalues, dv - v * (conj(v) * dv).sum(-2).real.unsqueeze(-2)
 
 
 def _check_phase_free(op: str, diagonal: Tensor) -> None:

@@ -81,3 +81,21 @@ def test_a_loss_that_depends_on_the_phases_is_refused():
     with pytest.raises(RuntimeError, match=r"linalg.eig \(backward\): each eigenvector is fixed "
                                            r"only up to a phase.*V.abs\(\)"):
         v.real.sum().backward()
+
+
+@pytest.mark.parametrize("kind", ["real", "complex"])
+def test_forward_mode_matches_finite_differences(kind):
+    """The tangents of the eigenvalues and of |V| (the phases are arbitrary) for a random
+    direction, against central differences."""
+    import gradlab.autograd.forward_ad as fwAD
+
+    a, direction = _matrix(kind, seed=6), _matrix(kind, seed=7)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(gradlab.tensor(a), gradlab.tensor(direction))
+        tangents = [fwAD.unpack_dual(t).tangent.numpy() for t in _phase_free(gradlab, dual)]
+    h = 1e-6
+    plus = _phase_free(gradlab, gradlab.tensor(a + h * direction))
+    minus = _phase_free(gradlab, gradlab.tensor(a - h * direction))
+    for got, p, m in zip(tangents, plus, minus):
+        np.testing.assert_allclose(got, (p.numpy() - m.numpy()) / (2 * h), rtol=1e-5,
+                                   atol=1e-6)
