@@ -205,11 +205,15 @@ class Optimizer:
                         continue
                     if listening:
                         self._update_and_emit(index, group, p, grad)
-                    elif p.dtype.is_complex:
-                        self._update(*_as_real_pairs(p, grad), state[p], group)
                     else:
-                        self._update(p, grad, state[p], group)
+                        self._update_one(p, grad, state[p], group)
         return loss
+
+    def _update_one(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
+        """``_update``, with a complex parameter seen as real pairs (module docstring)."""
+        if param.dtype.is_complex:
+            param, grad = updated_view(param), updated_view(grad)
+        self._update(param, grad, state, group)
 
     def _update(self, param: Tensor, grad: Tensor, state: dict, group: dict) -> None:
         """Change ``param`` in place from ``grad``; keep what the next step needs in ``state``."""
@@ -219,10 +223,7 @@ class Optimizer:
         state = self.state[param]
         before = snapshot(state)
         old = param._data.copy()
-        if param.dtype.is_complex:
-            self._update(*_as_real_pairs(param, grad), state, group)
-        else:
-            self._update(param, grad, state, group)
+        self._update_one(param, grad, state, group)
         self._emit_update(index, group, param, before, snapshot(state), old, grad)
 
     def _emit_update(self, index: int, group: dict, param: Tensor, before: dict,
@@ -346,10 +347,6 @@ def updated_view(t: Tensor) -> Tensor:
     from ..ops.complex_parts import view_as_real
 
     return view_as_real(t)
-
-
-def _as_real_pairs(param: Tensor, grad: Tensor) -> tuple[Tensor, Tensor]:
-    return updated_view(param), updated_view(grad)
 
 
 def state_tensor(t: Tensor) -> Tensor:
