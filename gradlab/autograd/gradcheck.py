@@ -170,13 +170,14 @@ def _check(what, func, inputs, eps, atol, rtol, raise_exception) -> bool:
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
                   rtol: float = 1e-3, raise_exception: bool = True, **_ignored) -> bool:
     """Check second derivatives: gradcheck the gradient of ``func`` (built with create_graph)."""
+    from ..ops.sampling import randn_like
     from ..random import Generator
 
     inputs = _as_tuple(inputs)
     outputs = _differentiable_outputs(_as_tuple(func(*inputs)))
     if grad_outputs is None:  # random, from a private generator: the global stream is untouched
         gen = Generator(outputs[0].device).manual_seed(0) if outputs else None
-        grad_outputs = [_random_like(o, gen).requires_grad_() for o in outputs]
+        grad_outputs = [randn_like(o, generator=gen).requires_grad_() for o in outputs]
     grad_outputs = list(_as_tuple(grad_outputs))
     n_in = len(inputs)
 
@@ -189,16 +190,3 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
 
     return _check("gradgradcheck", first_derivatives, tuple(inputs) + tuple(grad_outputs), eps,
                   atol, rtol, raise_exception)
-
-
-def _random_like(t: Tensor, generator) -> Tensor:
-    """Standard normal values shaped like ``t`` (complex ones with random real and
-    imaginary parts)."""
-    from ..ops.complex_parts import complex as make_complex
-    from ..ops.sampling import randn
-
-    if not t.dtype.is_complex:
-        return randn(t.shape, dtype=t.dtype, device=t.device, generator=generator)
-    part = t.dtype.to_real()
-    return make_complex(randn(t.shape, dtype=part, device=t.device, generator=generator),
-                        randn(t.shape, dtype=part, device=t.device, generator=generator))

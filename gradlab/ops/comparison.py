@@ -11,7 +11,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import binary_op, xp_for
+from ._util import binary_op, check_ordered, xp_for
 
 __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
            "logical_not", "isnan", "isinf", "isfinite", "bitwise_not", "bitwise_and",
@@ -30,11 +30,8 @@ def _comparison(name: str, py_op, ordering: bool = False):
         "__doc__": f"Elementwise {name}; returns a bool tensor (no gradient)."})
 
     def op(input, other) -> Tensor:
-        if ordering and (_is_complex(input) or _is_complex(other)):
-            raise TypeError(
-                f"{name}: complex numbers have no order, so they can't be compared with "
-                f"< or > (NumPy would compare real parts first; PyTorch refuses too). Fix: "
-                f"compare what you mean: x.abs(), x.real or x.angle()")
+        if ordering:
+            check_ordered(name, input, other)
         return binary_op(cls, input, other)
 
     op.__name__ = name
@@ -48,10 +45,6 @@ lt = _comparison("lt", lambda a, b: a < b, ordering=True)
 le = _comparison("le", lambda a, b: a <= b, ordering=True)
 gt = _comparison("gt", lambda a, b: a > b, ordering=True)
 ge = _comparison("ge", lambda a, b: a >= b, ordering=True)
-
-
-def _is_complex(x) -> bool:
-    return isinstance(x, complex) or (isinstance(x, Tensor) and x.dtype.is_complex)
 
 
 def _logical(name: str, xp_name: str, unary: bool = False,
