@@ -250,6 +250,8 @@ def _operand_for(name: str, target: Tensor, value):
     if isinstance(value, Tensor) and value.dtype is target.dtype and \
             value._device is target._device:
         return value  # the common case (p -= lr * g): nothing to convert or refuse
+    if type(value) is float and target.dtype.is_floating_point:
+        return value  # a float factor (p.add_(g, alpha=-lr)) fits any float tensor as it is
     value = as_operand(value, target) if not isinstance(value, (Tensor, type(None))) else value
     if value is None or isinstance(value, tuple):
         return value
