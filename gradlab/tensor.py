@@ -371,6 +371,9 @@ class Tensor:
     def __int__(self) -> int:
         return int(self.item())
 
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
     def __index__(self) -> int:
         if self.dtype.is_floating_point or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be used as an index")

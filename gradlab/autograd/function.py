@@ -516,8 +516,8 @@ def _refuse_complex(fn, args):
         f"{fn.name}: complex tensors are not supported by this op yet (inputs: {shapes}). "
         "The README's 'Complex numbers' section lists the ops that take them (arithmetic, "
         "exp/log, sin/cos/tan/tanh/sigmoid, matmul and linear, sums and norms, shape ops, "
-        "indexing, inv/solve/det, gradlab.fft). Fix: work on the parts, e.g. x.real and x.imag, or "
-        "gradlab.view_as_real(x)")
+        "indexing, gradlab.linalg, gradlab.fft). Fix: work on the parts, e.g. x.real and x.imag, "
+        "or gradlab.view_as_real(x)")
 
 
 def _raise_mixed_devices(fn, args):

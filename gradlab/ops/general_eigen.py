@@ -32,15 +32,11 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import xp_for
 from .complex_parts import conj
+from .decompositions import check_phase_free
 from .solvers import Solve, call_lapack, check_matrices, eye_like
 
 __all__: list = []  # public through gradlab.linalg (eig, eigvals)
 TENSOR_METHODS: list = []
-
-PHASE_TOLERANCE = 1e-6
-"""How far from real the diagonal of Vᴴ g_V may be before the loss counts as depending on
-the eigenvectors' phases (PyTorch's threshold)."""
-
 
 class Eig(Function):
     """A V = V diag(λ) for a general square A: complex λ and V (see the module docstring)."""
@@ -71,7 +67,7 @@ class Eig(Function):
         if grad_vectors is not None:
             m = vh @ grad_vectors
             diagonal = (m * eye).sum(-1)
-            _check_phase_free(ctx.label, diagonal)
+            check_phase_free(ctx.label, diagonal)
             m = m - vh @ (v * diagonal.real.unsqueeze(-2))
             lam = conj(values)
             gaps = lam.unsqueeze(-2) - lam.unsqueeze(-1) + eye  # conj(λ_j) - conj(λ_i), 1 on diag
@@ -94,27 +90,14 @@ class Eig(Function):
         return dvalues, dv - v * (conj(v) * dv).sum(-2).real.unsqueeze(-2)
 
 
-def _check_phase_free(op: str, diagonal: Tensor) -> None:
-    """Refuse a loss that depends on the eigenvectors' phases (see the module docstring)."""
-    if not diagonal.dtype.is_complex:
-        return
-    drift = float(diagonal.imag.abs().max()) if diagonal.numel() else 0.0
-    if drift > PHASE_TOLERANCE:
-        raise RuntimeError(
-            f"{op} (backward): each eigenvector is fixed only up to a phase (V e^(iφ) is as "
-            f"good as V), and this loss changes with it (Im diag(Vᴴ g_V) reaches {drift:.3g}), "
-            "so its gradient is not defined. Fix: use a loss that ignores the phases, e.g. of "
-            "V.abs(), of the eigenvalues, or of V diag(λ) V⁻¹")
-
-
 def eig(A: Tensor):  # noqa: N803
     """``(eigenvalues, eigenvectors)`` of each square matrix in the last two dims: complex,
     even for a real A (see the module docstring; ``eigh`` for symmetric matrices)."""
-    check_matrices("linalg.eig", A, complex_ok=True)
+    check_matrices("linalg.eig", A)
     return return_types.linalg_eig(*Eig.apply(A, "linalg.eig"))
 
 
 def eigvals(A: Tensor) -> Tensor:  # noqa: N803
     """The eigenvalues of each square matrix (complex), as ``eig`` computes them."""
-    check_matrices("linalg.eigvals", A, complex_ok=True)
+    check_matrices("linalg.eigvals", A)
     return Eig.apply(A, "linalg.eigvals")[0]

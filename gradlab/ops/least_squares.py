@@ -5,7 +5,7 @@ solution; the best one in the 2-norm solves the normal equations
 Aᵀ A X = Aᵀ B. For a wide or rank-deficient A there are many, and the one
 of smallest norm is wanted. The pseudo-inverse gives that one in every case:
 
-    X = A⁺ B,   A⁺ = V diag(1/σ) Uᵀ over the singular values σ > rcond · σ₁
+    X = A⁺ B,   A⁺ = V diag(1/σ) Uᴴ over the singular values σ > rcond · σ₁
 
 which is how it is computed here (``linalg.pinv``), so X is differentiable
 in A and B, with PyTorch's gradient (PyTorch differentiates lstsq through
@@ -19,8 +19,8 @@ they return, which this function mirrors:
     'gelsd'   yes    yes               yes
     'gelss'   yes    yes               yes
 
-(- is an empty tensor). residuals are the squared errors Σ_i (A X - B)_ij²
-per column j.
+(- is an empty tensor). residuals are the squared errors Σ_i |(A X - B)_ij|²
+per column j. Complex A and B work too (ᵀ becomes ᴴ).
 """
 
 from __future__ import annotations
@@ -71,6 +71,8 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     residuals = solution.reshape(-1).narrow(0, 0, 0)  # empty, yet in the graph (as PyTorch)
     full_rank = driver == "gels" or bool((rank == n).all())
     if m > n and driver != "gelsy" and full_rank:
-        residuals = ((matmul(A, solution) - rhs) ** 2).sum(-2)
+        misfit = matmul(A, solution) - rhs
+        squares = (misfit * misfit.conj()).real if misfit.dtype.is_complex else misfit ** 2
+        residuals = squares.sum(-2)
     return return_types.linalg_lstsq(solution.squeeze(-1) if vector else solution, residuals,
                                      rank, singular_values)

@@ -4,7 +4,7 @@ cholesky_solve, cholesky_inverse, triangular_solve.
 Code written before ``torch.linalg`` existed calls these; each keeps its old
 conventions, which differ from ``linalg``'s in ways that bite:
 
-* ``svd(A)`` returns **V**, not Vh (A = U diag(S) Vᵀ), and ``some=True`` (the
+* ``svd(A)`` returns **V**, not Vh (A = U diag(S) Vᴴ), and ``some=True`` (the
   default) means the *reduced* factors. ``compute_uv=False`` still returns
   three tensors, with U and V zero-filled.
 * ``qr(A, some=True)``: some=False is linalg.qr's mode='complete'.
@@ -24,9 +24,10 @@ L⁻¹ Pᵀ dA U⁻¹ = L⁻¹ dL + dU U⁻¹: the first term strictly lower tri
 the second upper. So with X = L⁻¹ Pᵀ Ȧ U⁻¹ the tangents are L̇ = L tril(X, -1)
 and U̇ = triu(X) U, and the gradient (the transpose of that map) is
 
-    grad_A = P L⁻ᵀ (tril(Lᵀ G_L, -1) + triu(G_U Uᵀ)) U⁻ᵀ
+    grad_A = P L⁻ᴴ (tril(Lᴴ G_L, -1) + triu(G_U Uᴴ)) U⁻ᴴ
 
-with G_L, G_U the strictly lower and upper parts of the packed gradient.
+with G_L, G_U the strictly lower and upper parts of the packed gradient (ᴴ is
+ᵀ for real matrices).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def qr(input: Tensor, some: bool = True):
 
 
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True):
-    """``(U, S, V)`` with A = U diag(S) Vᵀ: **V**, not linalg.svd's Vh = Vᵀ.
+    """``(U, S, V)`` with A = U diag(S) Vᴴ: **V**, not linalg.svd's Vh = Vᴴ.
 
     some=True: reduced (U m×k, V n×k, k = min(m, n)); some=False: U m×m, V n×n.
     compute_uv=False: only S is computed, U and V are zeros (m×m and n×n).
@@ -75,7 +76,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True):
         batch = tuple(input.shape[:-2])
         return svd_result(input.new_zeros((*batch, m, m)), s, input.new_zeros((*batch, n, n)))
     u, s, vh = svd_of("svd", input, not some)
-    return svd_result(u, s, vh.mT)
+    return svd_result(u, s, vh.mH)
 
 
 def _solve(op: str, A: Tensor, B: Tensor) -> Tensor:  # noqa: N803
@@ -109,7 +110,8 @@ def _lu_packed(a, pivot: bool):
     the packed LU, 1-based int32 pivots and LAPACK's info (1 + the first zero pivot, or 0).
 
     Step k picks the row with the largest |value| in column k (on and below the
-    diagonal), swaps it up, stores the multipliers l_ik = a_ik / a_kk below the
+    diagonal; |Re| + |Im| for complex values, as LAPACK measures them),
+    swaps it up, stores the multipliers l_ik = a_ik / a_kk below the
     diagonal and subtracts l_ik × row k from the rows beneath.
     """
     xp = xp_for(a)
@@ -121,7 +123,10 @@ def _lu_packed(a, pivot: bool):
     info = xp.zeros(lu.shape[0], dtype=xp.int32)
     for k in range(k_max):
         if pivot:
-            p = k + xp.argmax(xp.abs(lu[:, k:, k]), axis=1)
+            column = lu[:, k:, k]
+            if column.dtype.kind == "c":  # LAPACK's measure for complex pivots: |Re| + |Im|
+                column = xp.abs(column.real) + xp.abs(column.imag)
+            p = k + xp.argmax(xp.abs(column), axis=1)
             top, chosen = lu[rows, k].copy(), lu[rows, p].copy()
             lu[rows, k], lu[rows, p] = chosen, top
         else:
@@ -167,6 +172,7 @@ class LuFactor(Function):
     """
 
     raw = True
+    supports_complex = True
     name = "linalg_lu_factor_ex"
     node_name = "LinalgLuFactorExBackward0"
 
@@ -192,9 +198,9 @@ class LuFactor(Function):
     @staticmethod
     def backward(ctx, grad, _grad_pivots, _grad_info):
         p, lower, upper = LuFactor._factors(ctx)
-        phi = tril(lower.mT @ tril(grad, -1), -1) + triu(triu(grad) @ upper.mT)
-        left = Solve.apply(lower.mT, phi, False, "lu (backward)")  # L⁻ᵀ Φ
-        return p @ Solve.apply(upper, left.mT, False, "lu (backward)").mT, None  # … U⁻ᵀ
+        phi = tril(lower.mH @ tril(grad, -1), -1) + triu(triu(grad) @ upper.mH)
+        left = Solve.apply(lower.mH, phi, False, "lu (backward)")  # L⁻ᴴ Φ
+        return p @ Solve.apply(upper, left.mH, False, "lu (backward)").mH, None  # … U⁻ᴴ
 
     @staticmethod
     def jvp(ctx, tangent, _pivot):
@@ -269,18 +275,18 @@ def _factor_and_rhs(op: str, B, L, upper):  # noqa: N803
                            f"dims), got "
                            f"{tuple(B.shape) if isinstance(B, Tensor) else type(B).__name__}. "
                            f"Fix: b.unsqueeze(-1) for a vector")
-    return (L.mT, L) if upper else (L, L.mT)  # (first, second): A = first @ second
+    return (L.mH, L) if upper else (L, L.mH)  # (first, second): A = first @ second
 
 
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
-    """X with A X = B, given A's Cholesky factor L (A = L Lᵀ; upper=True: A = Uᵀ U):
-    two triangular solves, X = L⁻ᵀ (L⁻¹ B), never forming A."""
+    """X with A X = B, given A's Cholesky factor L (A = L Lᴴ; upper=True: A = Uᴴ U):
+    two triangular solves, X = L⁻ᴴ (L⁻¹ B), never forming A."""
     first, second = _factor_and_rhs("cholesky_solve", B, L, upper)
     return _solve("cholesky_solve", second, _solve("cholesky_solve", first, B))
 
 
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
-    """A⁻¹ from A's Cholesky factor L (A = L Lᵀ; upper=True: A = Uᵀ U)."""
+    """A⁻¹ from A's Cholesky factor L (A = L Lᴴ; upper=True: A = Uᴴ U)."""
     check_matrices("cholesky_inverse", L)
     eye = eye_like(L, L.shape[-1]).expand(*L.shape)
     return cholesky_solve(eye, L, upper)

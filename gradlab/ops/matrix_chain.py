@@ -106,7 +106,7 @@ def multi_dot(tensors, *, out=None) -> Tensor:
 
 
 def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:  # noqa: N803
-    """The first n columns of H_1 … H_k, H_i = I - τ_i v_i v_iᵀ (see the module docstring):
+    """The first n columns of H_1 … H_k, H_i = I - τ_i v_i v_iᴴ (see the module docstring):
     the Q of a QR factorisation stored as LAPACK's geqrf stores it. A (*, m, n) with
     m >= n, τ (*, k) with k <= n."""
     op = "linalg.householder_product"
@@ -130,5 +130,5 @@ def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:  # noqa:
     for i in range(k - 1, -1, -1):  # H_i (H_(i+1) (… H_k E)), E = I's first n columns
         v = reflectors.narrow(-1, i, 1)
         scale = tau.narrow(-1, i, 1).unsqueeze(-1)
-        result = result - (scale * v) @ (v.mT @ result)
+        result = result - (scale * v) @ (v.mH @ result)
     return result.contiguous()

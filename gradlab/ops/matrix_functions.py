@@ -73,9 +73,10 @@ def _upper_right_of_exp(top_left: Tensor, top_right: Tensor) -> Tensor:
 
 
 class MatrixExp(Function):
-    """e^A = Σ A^k / k!.   grad_A = [exp([[Aᵀ, G], [0, Aᵀ]])] top-right block."""
+    """e^A = Σ A^k / k!.   grad_A = [exp([[Aᴴ, G], [0, Aᴴ]])] top-right block."""
 
     raw = True
+    supports_complex = True
     name = "linalg_matrix_exp"
     node_name = "LinalgMatrixExpBackward0"
 
@@ -87,7 +88,7 @@ class MatrixExp(Function):
     @staticmethod
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
-        return _upper_right_of_exp(a.mT, grad)
+        return _upper_right_of_exp(a.mH, grad)
 
     @staticmethod
     def jvp(ctx, tangent):

@@ -47,19 +47,20 @@ def _tolerance(A: Tensor, largest: Tensor, atol, rtol) -> Tensor:  # noqa: N803
 
 
 def _as_tensor(A: Tensor, value) -> Tensor:  # noqa: N803
-    """A tolerance as a tensor that broadcasts against σ₁ (shape (*batch, 1))."""
+    """A tolerance as a tensor that broadcasts against σ₁ (shape (*batch, 1)), real like σ₁."""
+    real = A.dtype.to_real() if A.dtype.is_complex else A.dtype
     if isinstance(value, Tensor):
-        value = value.to(A.dtype)
+        value = value.to(real)
         return value.unsqueeze(-1) if value.ndim else value
-    return A.new_full((), float(value))
+    return A.new_full((), float(value), dtype=real)
 
 
 def _spectrum(op: str, A: Tensor, hermitian: bool, need_vectors: bool):  # noqa: N803
     """(values, magnitudes, left, right) with A = left diag(values) right: the SVD, or for
-    hermitian=True the eigendecomposition (values λ, magnitudes |λ|, right = leftᵀ)."""
+    hermitian=True the eigendecomposition (values λ, magnitudes |λ|, right = leftᴴ)."""
     if hermitian:
         values, vectors = eigh_of(op, A)
-        return values, values.abs(), vectors, vectors.mT
+        return values, values.abs(), vectors, vectors.mH
     if need_vectors:
         u, s, vh = svd_of(op, A, False)
         return s, s, u, vh
@@ -69,8 +70,8 @@ def _spectrum(op: str, A: Tensor, hermitian: bool, need_vectors: bool):  # noqa:
 
 def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:  # noqa: N803
     """The Moore-Penrose pseudo-inverse A⁺ (n×m for m×n A): x = A⁺ b is the least-squares
-    solution of A x = b with the smallest norm. A⁺ = V diag(1/σ) Uᵀ, over the singular
-    values above max(atol, rtol·σ₁); hermitian=True uses eigh (A must be symmetric)."""
+    solution of A x = b with the smallest norm. A⁺ = V diag(1/σ) Uᴴ, over the singular
+    values above max(atol, rtol·σ₁); hermitian=True uses eigh (A must be Hermitian)."""
     op = "linalg.pinv"
     check_matrices(op, A, square=hermitian)
     m, n = A.shape[-2:]
@@ -80,7 +81,7 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     largest = magnitudes.amax(-1, keepdim=True)
     kept = magnitudes > _tolerance(A, largest, atol, rtol)
     inverted = where(kept, 1 / where(kept, values, 1.0), 0.0)  # no 1/0, even in the gradient
-    return matmul(right.mT * inverted.unsqueeze(-2), left.mT)
+    return matmul(right.mH * inverted.unsqueeze(-2), left.mH)
 
 
 def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False,  # noqa: N803

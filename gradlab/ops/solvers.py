@@ -36,10 +36,10 @@ TENSOR_METHODS = ["inverse", "det", "logdet", "slogdet"]
 
 # --- checks and LAPACK failures, shared with decompositions.py ------------------------------
 
-def check_matrices(op: str, A, square: bool = True, complex_ok: bool = False) -> None:
-    """A float32/float64 tensor of matrices (last two dims), square if ``square``;
-    complex64/complex128 too where ``complex_ok`` (an op whose gradient, and whose
-    composition, is written for complex numbers: inv, solve, det)."""
+def check_matrices(op: str, A, square: bool = True) -> None:
+    """A tensor of matrices (last two dims) in a dtype LAPACK takes: float32/float64 or
+    complex64/complex128 (every op here is written for complex matrices too); square if
+    ``square``."""
     if not isinstance(A, Tensor):
         raise TypeError(f"{op}: expected a Tensor, got {type(A).__name__}")
     shape = tuple(A.shape)
@@ -49,12 +49,12 @@ def check_matrices(op: str, A, square: bool = True, complex_ok: bool = False) ->
     if square and shape[-1] != shape[-2]:
         raise RuntimeError(f"{op}: expected square matrices, got shape {shape}; the last two "
                            f"dims must be equal (n×n, with any batch dims in front)")
-    if A.dtype.is_complex and complex_ok:
+    if A.dtype.is_complex:
         return
     check_float(op, A)
     if A.dtype is not _dt.float32 and A.dtype is not _dt.float64:
-        raise RuntimeError(f"{op}: LAPACK works in float32 or float64, got {A.dtype}. Fix: "
-                           f"convert first with .float() or .double()")
+        raise RuntimeError(f"{op}: LAPACK works in float32, float64, complex64 or complex128, "
+                           f"got {A.dtype}. Fix: convert first with .float() or .double()")
 
 
 _FAILURES = {
@@ -218,10 +218,15 @@ class Det(Function):
 
 
 class Slogdet(Function):
-    """(sign, log|det A|).   grad_A = g A⁻ᵀ (sign is piecewise constant: no gradient);
-    jvp: tr(A⁻¹ Ȧ)."""
+    """(sign, log|det A|) with det A = sign · e^(log|det A|).
+
+    With t = tr(A⁻¹ Ȧ) (Jacobi): (log|det A|)˙ = Re t, and for a complex A,
+    sigṅ = sign · i Im t (a real sign is piecewise constant: no gradient).
+    Transposed: grad_A = c A⁻ᴴ with c = g_logabsdet + i Im(g_sign · conj(sign)).
+    """
 
     raw = True
+    supports_complex = True
     name = "linalg_slogdet"
     node_name = "LinalgSlogdetBackward0"
 
@@ -230,28 +235,37 @@ class Slogdet(Function):
         xp = xp_for(a)
         sign, logabsdet = xp.linalg.slogdet(a)  # a named tuple: unpack to plain arrays
         sign, logabsdet = xp.asarray(sign), xp.asarray(logabsdet)
-        ctx.set_materialize_grads(False)  # (sign gets a gradient of 0, as in PyTorch)
-        ctx.save_for_backward(a)
+        ctx.set_materialize_grads(False)  # (a real sign gets a gradient of 0, as in PyTorch)
+        ctx.save_for_backward(a, sign)
         ctx.label = op
         return sign, logabsdet
 
     @staticmethod
-    def backward(ctx, _grad_sign, grad):
-        if grad is None:
+    def backward(ctx, grad_sign, grad):
+        a, sign = ctx.saved_tensors
+        if not a.dtype.is_complex:
+            grad_sign = None  # the sign of a real det has no derivative
+        if grad is None and grad_sign is None:
             return None, None
-        (a,) = ctx.saved_tensors
-        return grad.unsqueeze(-1).unsqueeze(-1) * Inv.apply(a, f"{ctx.label} (backward)").mT, None
+        scale = 0 if grad is None else grad
+        if grad_sign is not None:
+            scale = scale + 1j * (grad_sign * conj(sign)).imag
+        scale = scale.unsqueeze(-1).unsqueeze(-1)
+        return scale * Inv.apply(a, f"{ctx.label} (backward)").mH, None
 
     @staticmethod
     def jvp(ctx, tangent, _op):
         a, op = ctx.primals
-        return None, trace_product(Inv.apply(a, op).mT, tangent)
+        t = trace_product(Inv.apply(a, op).mT, tangent)
+        if not t.dtype.is_complex:
+            return None, t
+        return ctx.results[0] * (1j * t.imag), t.real
 
 
 # --- public functions ----------------------------------------------------------------------
 
 def inv_of(op: str, A: Tensor) -> Tensor:
-    check_matrices(op, A, complex_ok=True)
+    check_matrices(op, A)
     return Inv.apply(A, op)
 
 
@@ -273,7 +287,7 @@ def check_right_hand_side(op: str, B, A: Tensor) -> None:
 
 def solve_of(op: str, A: Tensor, B: Tensor, left: bool = True) -> Tensor:
     """X with A X = B (left=True) or X A = B (left=False); B a vector or matrices."""
-    check_matrices(op, A, complex_ok=True)
+    check_matrices(op, A)
     check_right_hand_side(op, B, A)
     n = A.shape[-1]
     # PyTorch's rule: B is a (batch of) vector(s) if 1-D, or if its shape is A's minus one dim.
@@ -303,7 +317,7 @@ def solve_of(op: str, A: Tensor, B: Tensor, left: bool = True) -> Tensor:
 
 
 def det_of(op: str, A: Tensor) -> Tensor:
-    check_matrices(op, A, complex_ok=True)
+    check_matrices(op, A)
     return Det.apply(A, op)
 
 
@@ -323,6 +337,9 @@ def slogdet(input: Tensor):
 
 
 def logdet(input: Tensor) -> Tensor:
-    """log det(A): NaN where det(A) < 0, -inf where it is 0 (as PyTorch). d/dA = A⁻ᵀ."""
+    """log det(A): NaN where det(A) < 0, -inf where it is 0 (as PyTorch). d/dA = A⁻ᵀ.
+    For a complex A, the complex log: log|det A| + i·angle(det A)."""
     sign, logabsdet = slogdet_of("logdet", input)
+    if sign.dtype.is_complex:
+        return logabsdet + 1j * sign.angle()
     return where(sign < 0, float("nan"), logabsdet)

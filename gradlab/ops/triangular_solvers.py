@@ -106,16 +106,25 @@ def lu(A: Tensor, *, pivot: bool = True):  # noqa: N803
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,  # noqa: N803
              adjoint: bool = False) -> Tensor:
     """X with A X = B from A's ``lu_factor``: X = U⁻¹ L⁻¹ Pᵀ B. ``adjoint=True`` solves
-    Aᵀ X = B instead; ``left=False`` solves X A = B (X Aᵀ = B with adjoint).
+    Aᴴ X = B instead; ``left=False`` solves X A = B (X Aᴴ = B with adjoint).
 
     Differentiable in B and in LU (through L = tril(LU, -1) + I and U = triu(LU)).
+    A complex adjoint solve is the transposed one, conjugated: Aᴴ X = B is
+    Aᵀ X̄ = B̄.
     """
     op = "linalg.lu_solve"
     check_matrices(op, LU)
     _check_rhs(op, LU, B, left)
+    if adjoint and LU.dtype.is_complex:
+        return _lu_solve(LU, pivots, B.conj(), left, True).conj()
+    return _lu_solve(LU, pivots, B, left, adjoint)
+
+
+def _lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, left: bool, transpose: bool):  # noqa: N803
+    """lu_solve with ``transpose``: Aᵀ X = B (left) or X Aᵀ = B, never conjugating."""
     p, lower, upper = lu_unpack(LU, pivots)
     rhs = B if left else B.mT
-    if adjoint == left:  # Aᵀ Y = rhs with Aᵀ = Uᵀ Lᵀ Pᵀ
+    if transpose == left:  # Aᵀ Y = rhs with Aᵀ = Uᵀ Lᵀ Pᵀ
         inner = solve_triangular(upper.mT, rhs, upper=False)
         x = matmul(p, solve_triangular(lower.mT, inner, upper=True, unitriangular=True))
     else:  # A Y = rhs with A = P L U

@@ -39,6 +39,7 @@ class Case:
     kinds: str = ""  # one letter per input, "c" complex (the default) or "r" real
     gradgrad: bool = True
     away_from_zero: bool = False
+    loose: bool = False  # against PyTorch: 100x the tolerances (LAPACK's rounding differs)
 
     def kind(self, i: int) -> str:
         return self.kinds[i] if self.kinds else "c"
@@ -225,23 +226,7 @@ def _cotangent(rng, shape, is_complex: bool):
 @pytest.mark.parametrize("precision", ["complex128", "complex64"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_matches_torch(case, precision, device):
-    arrays = _arrays(case, np.complex128 if precision == "complex128" else np.complex64)
-    ours = _ours(arrays, device)
-    theirs = [torch.from_numpy(a.copy()).requires_grad_() for a in arrays]
-    out_g, out_t = case.fn(gradlab, *ours), case.fn(torch, *theirs)
-    assert tuple(out_g.shape) == tuple(out_t.shape)
-    assert out_g.dtype.name == str(out_t.dtype).replace("torch.", "")
-    tol = dict(rtol=1e-10, atol=1e-12) if precision == "complex128" else dict(rtol=1e-4,
-                                                                                atol=1e-5)
-    np.testing.assert_allclose(_resolved(out_g), _resolved(out_t), **tol)
-    cot = _cotangent(np.random.default_rng(1), tuple(out_t.shape), out_t.is_complex())
-    grads_g = gradlab.autograd.grad(out_g, ours,
-                                    gradlab.tensor(cot, dtype=out_g.dtype, device=device))
-    grads_t = torch.autograd.grad(out_t, theirs, torch.from_numpy(cot).to(out_t.dtype))
-    for i, (gg, gt) in enumerate(zip(grads_g, grads_t)):
-        assert gg.dtype.name == str(gt.dtype).replace("torch.", ""), f"grad {i} dtype"
-        np.testing.assert_allclose(_resolved(gg), _resolved(gt), **tol,
-                                   err_msg=f"{case.id}: gradient of input {i}")
+    check_matches_torch(case, precision, device)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
@@ -256,6 +241,34 @@ def test_gradgradcheck(case):
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_jvp_matches_finite_differences(case):
+    check_jvp_matches_finite_differences(case)
+
+
+def check_matches_torch(case: Case, precision: str, device) -> None:
+    """Values, dtypes and the gradients for a random (complex) output gradient, against
+    PyTorch: tight in complex128, loose in complex64 (``case.loose`` loosens both)."""
+    arrays = _arrays(case, np.complex128 if precision == "complex128" else np.complex64)
+    ours = _ours(arrays, device)
+    theirs = [torch.from_numpy(a.copy()).requires_grad_() for a in arrays]
+    out_g, out_t = case.fn(gradlab, *ours), case.fn(torch, *theirs)
+    assert tuple(out_g.shape) == tuple(out_t.shape)
+    assert out_g.dtype.name == str(out_t.dtype).replace("torch.", "")
+    tol = dict(rtol=1e-10, atol=1e-12) if precision == "complex128" else dict(rtol=1e-4,
+                                                                                atol=1e-5)
+    if case.loose:
+        tol = {k: v * 100 for k, v in tol.items()}
+    np.testing.assert_allclose(_resolved(out_g), _resolved(out_t), **tol)
+    cot = _cotangent(np.random.default_rng(1), tuple(out_t.shape), out_t.is_complex())
+    grads_g = gradlab.autograd.grad(out_g, ours,
+                                    gradlab.tensor(cot, dtype=out_g.dtype, device=device))
+    grads_t = torch.autograd.grad(out_t, theirs, torch.from_numpy(cot).to(out_t.dtype))
+    for i, (gg, gt) in enumerate(zip(grads_g, grads_t)):
+        assert gg.dtype.name == str(gt.dtype).replace("torch.", ""), f"grad {i} dtype"
+        np.testing.assert_allclose(_resolved(gg), _resolved(gt), **tol,
+                                   err_msg=f"{case.id}: gradient of input {i}")
+
+
+def check_jvp_matches_finite_differences(case: Case) -> None:
     """Forward mode: the tangent of the output for random (complex) input tangents equals
     the directional derivative (f(z + h·t) - f(z - h·t)) / 2h."""
     import gradlab.autograd.forward_ad as fwAD
@@ -433,16 +446,6 @@ def test_ops_that_order_or_round_refuse_complex_numbers():
             call()
     with pytest.raises(RuntimeError, match="abs_: in-place abs is not supported for complex"):
         z.clone().abs_()
-
-
-def test_linear_algebra_that_is_not_written_for_complex_refuses():
-    """cholesky_solve is a composition, written with transposes (no conjugates): allowing
-    complex matrices there would give a wrong answer, so check_matrices refuses them."""
-    a = gradlab.eye(2, dtype=gradlab.complex128)
-    with pytest.raises(TypeError, match="cholesky_solve: complex tensors are not supported"):
-        gradlab.cholesky_solve(a, a)
-    with pytest.raises(TypeError, match="linalg.cholesky: complex tensors are not supported"):
-        gradlab.linalg.cholesky(a)
 
 
 def test_part_errors():
