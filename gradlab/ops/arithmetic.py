@@ -16,6 +16,7 @@ unbroadcasting: a tangent of a broadcast input simply broadcasts with it
 
 from __future__ import annotations
 
+import cmath
 import math
 
 import numpy as np
@@ -354,9 +355,13 @@ def _integer_power(a, b):
 
 
 class Pow(Function):
-    """a ** b for tensors.   d/da = b · a^(b-1),  d/db = a^b · ln a (0 where a = 0, b >= 0)."""
+    """a ** b for tensors.   d/da = b · a^(b-1),  d/db = a^b · ln a (0 where a = 0, b >= 0).
+
+    Complex: holomorphic in each input (principal log), so backward conjugates both.
+    """
 
     raw = True
+    supports_complex = True
     node_name = "PowBackward1"  # tensor ** tensor; a number ** tensor is PowBackward2
 
     @staticmethod
@@ -373,15 +378,15 @@ class Pow(Function):
         sa, sb = ctx.input_shapes
         grad_a = grad_b = None
         if sa is not None:  # a^0 is 1 for every a: no gradient, not 0·a^-1 (inf at a = 0)
-            grad_a = unbroadcast(where(b == 0, 0.0, grad * b * a ** (b - 1)), sa)
+            grad_a = unbroadcast(where(b == 0, 0.0, grad * conj(b * a ** (b - 1))), sa)
         if sb is not None:
             # Where a = 0 and b >= 0, a^b is flat in b: 0 (as PyTorch), not out·ln 0.
             if isinstance(a, Tensor):
-                flat = (a == 0) & (b >= 0)
-                term = grad * out * log(where(flat, 1.0, a))
+                flat = (a == 0) & _not_negative(b)
+                term = grad * conj(out * log(where(flat, 1.0, a)))
             else:
-                flat = b >= 0 if a == 0 else None
-                term = grad * out * (math.log(a) if a > 0 else -math.inf if a == 0 else math.nan)
+                flat = _not_negative(b) if a == 0 else None
+                term = grad * conj(out * _log_of_number(a))
             grad_b = unbroadcast(term if flat is None else where(flat, 0.0, term), sb)
         return grad_a, grad_b
 
@@ -396,10 +401,25 @@ class Pow(Function):
         if tb is not None:
             if isinstance(a, Tensor):
                 safe_log = log(where(a == 0, 1.0, a))
+            elif isinstance(a, complex):
+                safe_log = cmath.log(a) if a != 0 else 0.0
             else:
                 safe_log = math.log(a) if a > 0 else 0.0
             term_b = tb * out * safe_log
         return tangent_sum(out.shape, term_a, term_b)
+
+
+def _not_negative(b: Tensor) -> Tensor:
+    """b >= 0; for a complex b, a real b >= 0 (PyTorch's rule for where a^b is flat in b)."""
+    return (b.imag == 0) & (b.real >= 0) if b.dtype.is_complex else b >= 0
+
+
+def _log_of_number(a):
+    """ln a for a number base: -inf at 0, NaN for a negative real, the principal log of a
+    complex number."""
+    if isinstance(a, complex):
+        return cmath.log(a) if a != 0 else -math.inf
+    return math.log(a) if a > 0 else -math.inf if a == 0 else math.nan
 
 
 def pow(input, exponent) -> Tensor:

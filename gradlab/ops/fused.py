@@ -24,15 +24,18 @@ from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import tangent_sum, unbroadcast, xp_for
+from .complex_parts import conj
 
 __all__ = ["addcmul", "addcdiv", "lerp"]
 TENSOR_METHODS = list(__all__)
 
 
 class Addcmul(Function):
-    """input + value · t1 · t2.   d/dinput = 1, d/dt1 = value · t2, d/dt2 = value · t1."""
+    """input + value · t1 · t2.   d/dinput = 1, d/dt1 = value · t2, d/dt2 = value · t1
+    (conjugated for complex numbers, as every product's)."""
 
     raw = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, t1, t2, value):
@@ -45,10 +48,10 @@ class Addcmul(Function):
     def backward(ctx, grad):
         t1, t2 = ctx.saved_tensors
         sa, s1, s2, _ = ctx.input_shapes
-        scaled = grad * ctx.value
+        scaled = grad * conj(ctx.value)
         return (unbroadcast(grad, sa),
-                None if s1 is None else unbroadcast(scaled * t2, s1),
-                None if s2 is None else unbroadcast(scaled * t1, s2), None)
+                None if s1 is None else unbroadcast(scaled * conj(t2), s1),
+                None if s2 is None else unbroadcast(scaled * conj(t1), s2), None)
 
     @staticmethod
     def jvp(ctx, ta, t1_dot, t2_dot, _):
@@ -61,9 +64,10 @@ class Addcmul(Function):
 
 class Addcdiv(Function):
     """input + value · t1 / t2.   d/dinput = 1, d/dt1 = value / t2,
-    d/dt2 = -value · t1 / t2² = -(d/dt1) · t1 / t2."""
+    d/dt2 = -value · t1 / t2² = -(d/dt1) · t1 / t2 (conjugated for complex numbers)."""
 
     raw = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, t1, t2, value):
@@ -76,10 +80,10 @@ class Addcdiv(Function):
     def backward(ctx, grad):
         t1, t2 = ctx.saved_tensors
         sa, s1, s2, _ = ctx.input_shapes
-        grad_t1 = grad * ctx.value / t2
+        grad_t1 = grad * conj(ctx.value / t2)
         return (unbroadcast(grad, sa),
                 None if s1 is None else unbroadcast(grad_t1, s1),
-                None if s2 is None else unbroadcast(-grad_t1 * t1 / t2, s2), None)
+                None if s2 is None else unbroadcast(-grad_t1 * conj(t1 / t2), s2), None)
 
     @staticmethod
     def jvp(ctx, ta, t1_dot, t2_dot, _):
@@ -110,14 +114,13 @@ def _addc_operands(op: str, input, tensor1, tensor2, value):
             raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}. "
                             f"Fix: gradlab.tensor(...); a number goes in value=")
     value = _scalar_argument(op, "value", value)
-    if op.startswith("addcdiv") and not (tensor1.dtype.is_floating_point or
-                                         tensor2.dtype.is_floating_point):
+    if op.startswith("addcdiv") and tensor1.dtype.category < 2 and tensor2.dtype.category < 2:
         raise RuntimeError(
             f"{op}: tensor1 ({tensor1.dtype}) and tensor2 ({tensor2.dtype}) are both integers; "
             "integer division is not supported here (PyTorch removed it). Fix: .float() one "
             "of them for true division, or input + value * (tensor1 // tensor2)")
     dtype = _dt.result_type(input, tensor1, tensor2)
-    if not dtype.is_floating_point and isinstance(value, float):
+    if dtype.category < 2 and isinstance(value, (float, complex)):
         raise RuntimeError(
             f"{op}: for integer tensors ({dtype}) value must be an integer, got {value}. "
             "Fix: convert the tensors with .float() first")
@@ -140,16 +143,18 @@ def _scalar_argument(op: str, name: str, value):
 
 class Lerp(Function):
     """input + weight · (end - input): the line from input (weight 0) to end (weight 1).
-    d/dinput = 1 - weight, d/dend = weight, d/dweight = end - input."""
+    d/dinput = 1 - weight, d/dend = weight, d/dweight = end - input (conjugated for complex
+    numbers)."""
 
     raw = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, end, weight):
         ctx.save_for_backward(a, end, weight)
         diff = end - a
         # Measured from the nearer end, so weight 1 gives exactly end (as PyTorch does).
-        if isinstance(weight, float):
+        if isinstance(weight, (float, complex)):
             out = a + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
         else:
             xp = xp_for(a)
@@ -160,9 +165,9 @@ class Lerp(Function):
     def backward(ctx, grad):
         a, end, weight = ctx.saved_tensors
         sa, se, sw = ctx.input_shapes
-        return (None if sa is None else unbroadcast(grad * (1 - weight), sa),
-                None if se is None else unbroadcast(grad * weight, se),
-                None if sw is None else unbroadcast(grad * (end - a), sw))
+        return (None if sa is None else unbroadcast(grad * conj(1 - weight), sa),
+                None if se is None else unbroadcast(grad * conj(weight), se),
+                None if sw is None else unbroadcast(grad * conj(end - a), sw))
 
     @staticmethod
     def jvp(ctx, ta, te, tw):
@@ -186,11 +191,12 @@ def _lerp_operands(op: str, input, end, weight):
         if not isinstance(t, Tensor):
             raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}. "
                             "Fix: gradlab.full_like(input, value) makes a tensor of a number")
-    if not input.dtype.is_floating_point:
+    if input.dtype.category < 2:
         raise RuntimeError(f"{op}: interpolates floating point values, got a {input.dtype} "
                            f"input of shape {tuple(input.shape)}. Fix: input.float()")
     if not isinstance(weight, Tensor):
-        weight = float(_scalar_argument(op, "weight", weight))
+        weight = _scalar_argument(op, "weight", weight)
+        weight = complex(weight) if isinstance(weight, complex) else float(weight)
     for name, t in (("end", end), ("weight", weight)):
         if isinstance(t, Tensor) and t.dtype is not input.dtype:
             raise RuntimeError(

@@ -22,6 +22,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state as _grad_state
 from ..tensor import Tensor
 from ._util import autocast_inputs, autocast_once, promote, unbroadcast, widened, xp_for
+from .complex_parts import conj
 
 __all__ = ["matmul", "mm", "bmm", "dot", "outer", "einsum"]
 TENSOR_METHODS = ["matmul", "mm", "bmm", "dot", "outer"]
@@ -212,7 +213,8 @@ class Einsum(Function):
     """out = Σ_(indices not in the output) Π_k operand_k.
 
     d out / d operand_k is the product of the other operands, so the gradient
-    of operand k is ``einsum(grad, others -> indices of k)``, plus two fixes:
+    of operand k is ``einsum(grad, others -> indices of k)`` (the others
+    conjugated, for complex numbers), plus two fixes:
     an index only operand k has was summed in forward, so the gradient is
     the same along it (expand); an index repeated in operand k ('ii') only
     touched the diagonal, so the gradient goes on the diagonal, zeros elsewhere.
@@ -222,6 +224,7 @@ class Einsum(Function):
     """
 
     raw = True
+    supports_complex = True
     tangent_rule = "multilinear"
 
     @staticmethod
@@ -267,7 +270,7 @@ def _operand_grad(k: int, shape, grad: Tensor, operands, inputs, output: str) ->
     available = set(output).union(*(inputs[j] for j in others))
     kept = "".join(c for c in unique if c in available)
     terms = ",".join([output] + [inputs[j] for j in others])
-    g = _contract(f"{terms}->{kept}", grad, *(operands[j] for j in others))
+    g = _contract(f"{terms}->{kept}", grad, *(conj(operands[j]) for j in others))
     size = dict(zip(target, shape))
     if kept != unique:  # (a) indices only operand k had: the gradient is constant along them
         g = g.reshape([size[c] if c in available else 1 for c in unique])
@@ -293,6 +296,7 @@ class DiagonalEmbed(Function):
     """
 
     raw = True
+    supports_complex = True
     tangent_rule = "linear"
     name = "diagonal_backward"  # PyTorch's name for this op
 

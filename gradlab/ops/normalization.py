@@ -418,7 +418,8 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
                         "(x = F.normalize(x)) or copy it in: out.copy_(F.normalize(x))")
     if not isinstance(input, Tensor):
         raise TypeError(f"normalize: expected a Tensor, got {type(input).__name__}")
-    check_float("normalize", input)
+    if not input.dtype.is_complex:  # (complex: divided by its real norm, as PyTorch)
+        check_float("normalize", input)
     if input.ndim == 0 and dim in (0, -1):
         dim = None  # a 0-d tensor is its own one-element vector
     denom = clamp(norm(input, p, dim, keepdim=True), min=eps)

@@ -30,6 +30,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
 from ._util import check_float, xp_for
+from .complex_parts import conj
 from .creation import arange, zeros
 from .cumulative import Cumsum
 from .gather_scatter import ScatterAdd
@@ -69,9 +70,11 @@ def _is_float(a) -> bool:
 # --- cumprod ----------------------------------------------------------------------------------
 
 class Cumprod(Function):
-    """Running product out_k = Π_{i<=k} a_i.   d/da_i = Σ_{k>=i} g_k Π_{j<=k, j≠i} a_j."""
+    """Running product out_k = Π_{i<=k} a_i.   d/da_i = Σ_{k>=i} g_k Π_{j<=k, j≠i} a_j
+    (the products conjugated for complex a: each out_k is holomorphic in each a_i)."""
 
     raw = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, dim):
@@ -99,21 +102,21 @@ class Cumprod(Function):
         if dim is None or a.shape[dim] <= 1:
             return grad, None
         if not (a._data == 0).any():
-            return Cumsum.apply(grad * out, dim, True) / a, None
+            return Cumsum.apply(grad * conj(out), dim, True) / conj(a), None
         if state.enabled or state.dual is not None:
             omitted = _products_without_each(a, dim)  # [..., i, k]
             g = grad.movedim(dim, -1).unsqueeze(-2)
-            return (omitted * g).sum(-1).movedim(-1, dim), None
+            return (conj(omitted) * g).sum(-1).movedim(-1, dim), None
         zero = a == 0
         zeros_so_far = Cumsum.apply(zero, dim, False)
         before = zeros_so_far == 0
         first = zero & (zeros_so_far == 1)
         # Past a zero, out (past a second zero, the product without the first) is 0: those
         # terms are masked with where, not multiplied by 0, so a NaN grad there stays out.
-        grad_before = Cumsum.apply(where(before, grad, 0.0) * out, dim, True) / \
-            where(before, a, 1.0)
+        grad_before = Cumsum.apply(where(before, grad, 0.0) * conj(out), dim, True) / \
+            conj(where(before, a, 1.0))
         grad_first = Cumsum.apply(where(zeros_so_far <= 1, grad, 0.0) *
-                                  Cumprod.apply(where(first, 1.0, a), dim), dim, True)
+                                  conj(Cumprod.apply(where(first, 1.0, a), dim)), dim, True)
         return where(before, grad_before, where(first, grad_first, 0.0)), None
 
     @staticmethod
@@ -145,7 +148,7 @@ def cumprod(input, dim: int, *, dtype=None) -> Tensor:
     """
     if dtype is not None:
         input = input.to(dtype)
-    elif not input.dtype.is_floating_point and input.dtype is not _dt.int64:
+    elif input.dtype.category < 2 and input.dtype is not _dt.int64:  # bool, integers
         input = input.to(_dt.int64)
     return Cumprod.apply(input, dim_axis(input, dim, "cumprod"))
 

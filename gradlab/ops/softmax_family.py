@@ -22,6 +22,7 @@ from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import check_float, numpy_keywords, widened, xp_for
+from .complex_parts import conj
 from .reduction import dim_axis, expand_reduced, reduce_dims, reduced_shape, sum_reduced
 
 __all__ = ["softmax", "log_softmax", "logsumexp"]
@@ -37,10 +38,12 @@ def _dim_required(op: str, dim) -> None:
 class Logsumexp(Function):
     """log Σ exp(a_i) = m + log Σ exp(a_i - m), m = max: nothing overflows.
 
-    d/da_i = exp(a_i - out) = softmax(a)_i.
+    d/da_i = exp(a_i - out) = softmax(a)_i. Complex a: m is the largest real part
+    (only |exp| can overflow), and the derivative, holomorphic, is conjugated.
     """
 
     raw = True
+    supports_complex = True
 
     @staticmethod
     def forward(ctx, a, dims, keepdim):
@@ -51,7 +54,7 @@ class Logsumexp(Function):
             out = xp.full(shape, -math.inf, dtype=a.dtype)
         else:
             wide = widened(a)  # half floats: summed in float32
-            m = wide.max(axis=dims, keepdims=True)
+            m = (wide.real if wide.dtype.kind == "c" else wide).max(axis=dims, keepdims=True)
             m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))  # all -inf: shift by 0 instead
             with np.errstate(divide="ignore"):  # log 0 = -inf is the right answer here
                 out = (xp.log(xp.exp(wide - m).sum(axis=dims, keepdims=True)) + m).reshape(
@@ -64,7 +67,7 @@ class Logsumexp(Function):
         a, out = ctx.saved_tensors
         shape, dims, keepdim = ctx.input_shapes[0], ctx.dims, ctx.keepdim
         softmax_a = (a - expand_reduced(out, shape, dims, keepdim)).exp()
-        return expand_reduced(grad, shape, dims, keepdim) * softmax_a, None, None
+        return expand_reduced(grad, shape, dims, keepdim) * conj(softmax_a), None, None
 
     @staticmethod
     def jvp(ctx, t, *_):

@@ -12,6 +12,12 @@ functions all have derivatives of the form 1/√(...) or 1/(...):
 so they blow up at the ends of their domains (asin at ±1, acosh at 1), as
 in PyTorch: the gradient there is ±inf, and outside the domain NaN.
 
+The one-input ops and ``sinc`` take complex numbers too, on NumPy's principal
+branches (PyTorch's): each is holomorphic, so its backward is the same
+formula, conjugated (``complex_parts.py``). One formula needs care: on the
+principal branch, d/dz acosh z = 1/(√(z - 1) √(z + 1)), which is 1/√(z² - 1)
+only where Re z > 0.
+
 ``atan2(y, x)`` is the angle of the point (x, y): two inputs, broadcast.
 Integer input is computed in the default float dtype, as PyTorch does.
 Forward mode: ``tangent_rule = "elementwise"`` for the one-input ops (the
@@ -29,6 +35,7 @@ from ..autograd.function import Function
 from ..tensor import Tensor
 from ._util import as_operand, check_float, promote, tangent_sum, unbroadcast, xp_for
 from .comparison import isinf
+from .complex_parts import conj
 from .inplace import _unary_inplace, apply_inplace
 from .selection import where
 from .unary import cos, sqrt
@@ -79,15 +86,16 @@ def float_pair(fn, op: str, input, other, floats_only: bool = False) -> Tensor:
 
 
 def float_target(name: str, input: Tensor) -> None:
-    """An in-place op with a float result needs a float tensor to write it into."""
-    if not input.dtype.is_floating_point:
+    """An in-place op with a float result needs a float (or complex) tensor to write it into."""
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError(f"{name}: the result is float and can't be stored in the "
                            f"{input.dtype} tensor of shape {tuple(input.shape)}. Fix: use "
                            f"{name[:-1]}(), or convert first: x = x.float()")
 
 
 class _InputDerivative(Function):
-    """A one-input op whose derivative is a formula in its input ``x`` (saved)."""
+    """A one-input op whose derivative is a formula in its input ``x`` (saved); holomorphic,
+    so the subclasses' backwards conjugate it for complex x."""
 
     raw = True
     tangent_rule = "elementwise"
@@ -103,89 +111,100 @@ class _InputDerivative(Function):
 class Asin(_InputDerivative):
     """asin x.   d/dx = 1/√(1 - x²)."""
 
+    supports_complex = True
     xp_name = "arcsin"
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return grad / sqrt(1 - x * x)
+        return grad / conj(sqrt(1 - x * x))
 
 
 class Acos(_InputDerivative):
     """acos x.   d/dx = -1/√(1 - x²)."""
 
+    supports_complex = True
     xp_name = "arccos"
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return -grad / sqrt(1 - x * x)
+        return -grad / conj(sqrt(1 - x * x))
 
 
 class Atan(_InputDerivative):
     """atan x.   d/dx = 1/(1 + x²)."""
 
+    supports_complex = True
     xp_name = "arctan"
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return grad / (x * x + 1)
+        return grad / conj(x * x + 1)
 
 
 class Sinh(_InputDerivative):
     """sinh x = (eˣ - e⁻ˣ)/2.   d/dx = cosh x."""
 
+    supports_complex = True
     xp_name = "sinh"
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return grad * cosh(x)
+        return grad * conj(cosh(x))
 
 
 class Cosh(_InputDerivative):
     """cosh x = (eˣ + e⁻ˣ)/2.   d/dx = sinh x."""
 
+    supports_complex = True
     xp_name = "cosh"
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return grad * sinh(x)
+        return grad * conj(sinh(x))
 
 
 class Asinh(_InputDerivative):
     """asinh x = ln(x + √(x² + 1)).   d/dx = 1/√(x² + 1)."""
 
+    supports_complex = True
     xp_name = "arcsinh"
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return grad / sqrt(x * x + 1)
+        return grad / conj(sqrt(x * x + 1))
 
 
 class Acosh(_InputDerivative):
-    """acosh x = ln(x + √(x² - 1)), x >= 1.   d/dx = 1/√(x² - 1) (inf at 1)."""
+    """acosh x = ln(x + √(x² - 1)), x >= 1.   d/dx = 1/√(x² - 1) (inf at 1); for complex z,
+    1/(√(z - 1) √(z + 1)) (the module docstring says why)."""
 
+    supports_complex = True
     xp_name = "arccosh"
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
+        if x.dtype.is_complex:
+            return grad / conj(sqrt(x - 1) * sqrt(x + 1))
         return grad / sqrt(x * x - 1)
 
 
 class Atanh(_InputDerivative):
     """atanh x = ½ ln((1 + x)/(1 - x)), |x| < 1.   d/dx = 1/(1 - x²)."""
 
+    supports_complex = True
     xp_name = "arctanh"
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
-        return grad / (1 - x * x)
+        return grad / conj(1 - x * x)
 
 
 class _Scale(Function):
@@ -287,6 +306,7 @@ class Sinc(Function):
     """sin(πx)/(πx), and 1 at 0.   d/dx = (cos(πx) - sinc x)/x, and 0 at 0."""
 
     raw = True
+    supports_complex = True
     tangent_rule = "elementwise"
 
     @staticmethod
@@ -303,7 +323,7 @@ class Sinc(Function):
         x, out = ctx.saved_tensors
         at_zero = x == 0
         safe_x = where(at_zero, 1.0, x)  # where(.., 0, ..) alone would still divide by 0
-        return grad * where(at_zero, 0.0, (cos(x * math.pi) - out) / safe_x)
+        return grad * conj(where(at_zero, 0.0, (cos(x * math.pi) - out) / safe_x))
 
 
 def asin(input) -> Tensor:
