@@ -48,7 +48,7 @@ channels_last_3d = memory_format("channels_last_3d")
 _RANK = {channels_last: 4, channels_last_3d: 5}
 
 
-def _check(op: str, fmt) -> memory_format:
+def check_memory_format(op: str, fmt) -> memory_format:
     if fmt is None:
         return preserve_format
     if not isinstance(fmt, memory_format):
@@ -70,7 +70,7 @@ def _channels_last_strides(shape) -> tuple:
 def is_contiguous_in(tensor: Tensor, fmt=contiguous_format) -> bool:
     """``x.is_contiguous(memory_format=fmt)``: do x's strides match that order? (Size-1 dims
     don't count, as in PyTorch.)"""
-    fmt = _check("is_contiguous", fmt)
+    fmt = check_memory_format("is_contiguous", fmt)
     if fmt in (contiguous_format, preserve_format):
         return bool(tensor._data.flags.c_contiguous)
     if tensor.ndim != _RANK[fmt]:
@@ -102,7 +102,7 @@ class ToChannelsLast(Function):
 def to_memory_format(tensor: Tensor, fmt) -> Tensor:
     """``x.contiguous(memory_format=fmt)``: x itself if already in that order, else a copy in
     it (differentiable: the same values)."""
-    fmt = _check("contiguous", fmt)
+    fmt = check_memory_format("contiguous", fmt)
     if fmt is preserve_format:
         return tensor
     if is_contiguous_in(tensor, fmt):

@@ -27,6 +27,7 @@ from .autograd.tracing import note_read as _note_read
 from .autograd.tracing import recorded as _recorded
 from .backends import cpu
 from .backends import device as _device
+from .layouts import strided as _strided
 from .size import Size
 from .storage import Storage
 
@@ -137,6 +138,17 @@ class Tensor:
     @property
     def device(self):
         return self._device
+
+    # Kinds of tensor gradlab has none of: every gradlab tensor is dense (layout strided), on
+    # the CPU or a CUDA GPU. Code written for PyTorch asks (an optimizer's "if
+    # grad.is_sparse: raise ..."), so the answers exist, and are False.
+    is_sparse = is_sparse_csr = is_quantized = is_meta = is_nested = is_mkldnn = False
+    is_xpu = is_mps = is_ipu = is_xla = is_vulkan = is_mtia = is_maia = False
+
+    @property
+    def layout(self):
+        """``gradlab.strided``, the layout of every gradlab tensor (``gradlab/layouts.py``)."""
+        return _strided
 
     @property
     def is_cuda(self) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import warnings
 from numbers import Number
 
 import numpy as np
@@ -317,6 +318,26 @@ def numpy_keywords(fn):
                 kwargs["keepdim"] = kwargs.pop("keepdims")
         return fn(*args, **kwargs)
     return accepting_numpy_keywords
+
+
+def scale_first(op: str, args: tuple, tensors: int, keyword: str, value):
+    """PyTorch's deprecated argument order, ``op(Number scale, Tensor ...)``.
+
+    Code copied from older optimizers writes ``exp_avg.add_(1 - beta1, grad)`` and
+    ``addcmul_(1 - beta2, grad, grad)``; PyTorch still runs it, with a warning.
+    ``args`` are the positional arguments after the input; returns the ``tensors``
+    operands and the scale (``value``, the keyword's, unless the old order gave one).
+    """
+    if len(args) == tensors:
+        return args, value
+    if len(args) != tensors + 1 or not isinstance(args[0], Number) or \
+            isinstance(args[0], Tensor):
+        raise TypeError(f"{op}: expected {tensors} tensor argument(s) after the input and "
+                        f"{keyword}= as a keyword, got {len(args)} positional arguments")
+    warnings.warn(f"{op}(Number {keyword}, Tensor ...) is PyTorch's deprecated argument "
+                  f"order; write {op}(tensor..., {keyword}=number) instead", UserWarning,
+                  stacklevel=3)  # (one text per op: Python shows it once per line of code)
+    return args[1:], args[0]
 
 
 def tangent_sum(shape, *terms):

@@ -24,7 +24,15 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Size, Tensor
-from ._util import as_operand, binary_op, promote, tangent_sum, unbroadcast, xp_for
+from ._util import (
+    as_operand,
+    binary_op,
+    promote,
+    scale_first,
+    tangent_sum,
+    unbroadcast,
+    xp_for,
+)
 from .complex_parts import conj
 from .selection import where
 from .unary import _StepFunction, floor, log, trunc
@@ -202,8 +210,10 @@ class Neg(Function):
         return -grad
 
 
-def add(input, other, *, alpha=1) -> Tensor:
-    """``input + alpha * other``, broadcasting."""
+def add(input, other, *deprecated, alpha=1) -> Tensor:
+    """``input + alpha * other``, broadcasting (``deprecated``: see ``scale_first``)."""
+    if deprecated:
+        (other,), alpha = scale_first("add", (other, *deprecated), 1, "alpha", alpha)
     if alpha != 1:
         return _scaled(AddScaled, input, other, alpha)
     return binary_op(Add, input, other)
@@ -230,8 +240,10 @@ def _promoted_for_alpha(name: str, a, b, alpha):
     return a, b
 
 
-def sub(input, other, *, alpha=1) -> Tensor:
-    """``input - alpha * other``, broadcasting."""
+def sub(input, other, *deprecated, alpha=1) -> Tensor:
+    """``input - alpha * other``, broadcasting (``deprecated``: see ``scale_first``)."""
+    if deprecated:
+        (other,), alpha = scale_first("sub", (other, *deprecated), 1, "alpha", alpha)
     return _subtract(Sub, input, other, alpha)
 
 

@@ -27,6 +27,7 @@ from ..backends import device as as_device
 from ..storage import Storage
 from ..tensor import Tensor
 from .creation import _new, _size, from_dlpack, tensor
+from .factory_keywords import factory_keywords
 
 __all__ = ["asarray", "frombuffer", "empty_strided"]
 TENSOR_METHODS = ["new_empty_strided"]
@@ -186,6 +187,7 @@ def _strided(op: str, size, stride, dtype, device, requires_grad) -> Tensor:
     return t
 
 
+@factory_keywords(out=False)
 def empty_strided(size, stride, *, dtype=None, device=None,
                   requires_grad: bool = False) -> Tensor:
     """A tensor of shape ``size`` whose element ``[i, j, ...]`` sits ``i·stride[0] +

@@ -21,6 +21,7 @@ from ..backends import cpu, default_device
 from ..backends import device as as_device
 from ..storage import Storage
 from ..tensor import Tensor
+from .factory_keywords import factory_keywords
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones", "full", "empty",
@@ -134,6 +135,7 @@ def _new(array, dev, requires_grad=False) -> Tensor:
 
 
 @recorded
+@factory_keywords(out=False)
 def tensor(data, *, dtype=None, device=None, requires_grad=False,
            name: str | None = None) -> Tensor:
     """A new tensor with a copy of ``data`` (a number, nested list, array or tensor).
@@ -200,24 +202,28 @@ def _filled(shape, value, dtype, device, requires_grad) -> Tensor:
 
 
 @recorded
+@factory_keywords()
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _filled(_size(size), 0, _dt.to_dtype(dtype or _dt.get_default_dtype()), device,
                    requires_grad)
 
 
 @recorded
+@factory_keywords()
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _filled(_size(size), 1, _dt.to_dtype(dtype or _dt.get_default_dtype()), device,
                    requires_grad)
 
 
 @recorded
+@factory_keywords(memory_format=True)
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uninitialised in PyTorch; gradlab fills with zeros so results never depend on garbage."""
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 @recorded
+@factory_keywords()
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     if dtype is None:
         dtype = _dt.result_type(fill_value)
@@ -231,6 +237,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
 
 
 @recorded
+@factory_keywords()
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``[start, end)`` in steps of ``step``; int64 for integer arguments, else float."""
     if end is None:
@@ -265,6 +272,7 @@ def _on_device(host_array, device, requires_grad=False) -> Tensor:
 
 
 @recorded
+@factory_keywords()
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     start, end = _number(start), _number(end)
     if dtype is None:
@@ -277,6 +285,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
 
 
 @recorded
+@factory_keywords()
 def eye(n: int, m: int | None = None, *, dtype=None, device=None,
         requires_grad=False) -> Tensor:
     dtype = _dt.to_dtype(dtype or _dt.get_default_dtype())
@@ -289,21 +298,25 @@ def _like(fn, t: Tensor, dtype, device, requires_grad, **kw) -> Tensor:
 
 
 @recorded
+@factory_keywords(like=True, out=False)
 def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _like(zeros, input, dtype, device, requires_grad)
 
 
 @recorded
+@factory_keywords(like=True, out=False)
 def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _like(ones, input, dtype, device, requires_grad)
 
 
 @recorded
+@factory_keywords(like=True, out=False)
 def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _like(empty, input, dtype, device, requires_grad)
 
 
 @recorded
+@factory_keywords(like=True, out=False)
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None,
               requires_grad=False) -> Tensor:
     return full(tuple(input.shape), fill_value, dtype=dtype or input.dtype,

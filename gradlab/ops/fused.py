@@ -23,7 +23,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..autograd.function import Function
 from ..tensor import Tensor
-from ._util import tangent_sum, unbroadcast, xp_for
+from ._util import scale_first, tangent_sum, unbroadcast, xp_for
 from .complex_parts import conj
 
 __all__ = ["addcmul", "addcdiv", "lerp"]
@@ -94,15 +94,19 @@ class Addcdiv(Function):
                            None if t2_dot is None else -(t1 / t2 * t2_dot / t2 * value))
 
 
-def addcmul(input, tensor1, tensor2, *, value=1) -> Tensor:
+def addcmul(input, tensor1, tensor2, *deprecated, value=1) -> Tensor:
     """``input + value * tensor1 * tensor2``, broadcasting, as one op (Adam's second moment:
     ``v.mul_(beta2).addcmul_(g, g, value=1 - beta2)``)."""
+    (tensor1, tensor2), value = scale_first("addcmul", (tensor1, tensor2, *deprecated), 2,
+                                            "value", value)
     return Addcmul.apply(*_addc_operands("addcmul", input, tensor1, tensor2, value))
 
 
-def addcdiv(input, tensor1, tensor2, *, value=1) -> Tensor:
+def addcdiv(input, tensor1, tensor2, *deprecated, value=1) -> Tensor:
     """``input + value * tensor1 / tensor2``, broadcasting, as one op (Adam's step:
     ``p.addcdiv_(m, v.sqrt() + eps, value=-lr)``)."""
+    (tensor1, tensor2), value = scale_first("addcdiv", (tensor1, tensor2, *deprecated), 2,
+                                            "value", value)
     return Addcdiv.apply(*_addc_operands("addcdiv", input, tensor1, tensor2, value))
 
 

@@ -42,7 +42,7 @@ from ..autograd.views import rebase_view, replay_view, steps_from_base
 from ..storage import Storage
 from ..tensor import Tensor
 from . import arithmetic, filling, fused, selection, unary
-from ._util import as_operand, tangent_sum, unbroadcast, xp_for
+from ._util import as_operand, scale_first, tangent_sum, unbroadcast, xp_for
 
 __all__ = ["add_", "sub_", "mul_", "div_", "pow_", "neg_", "exp_", "log_", "sqrt_", "abs_",
            "relu_", "sigmoid_", "tanh_", "erf_", "clamp_", "clip_", "zero_", "fill_", "copy_",
@@ -264,13 +264,17 @@ def _operand_for(name: str, target: Tensor, value):
     return value
 
 
-def add_(input, other, *, alpha=1) -> Tensor:
+def add_(input, other, *deprecated, alpha=1) -> Tensor:
+    if deprecated:  # add_(1 - beta, grad): see scale_first
+        (other,), alpha = scale_first("add_", (other, *deprecated), 1, "alpha", alpha)
     if alpha == 1:
         return apply_inplace(arithmetic.Add, input, other)
     return _scaled_(arithmetic.AddScaled, input, other, alpha)
 
 
-def sub_(input, other, *, alpha=1) -> Tensor:
+def sub_(input, other, *deprecated, alpha=1) -> Tensor:
+    if deprecated:
+        (other,), alpha = scale_first("sub_", (other, *deprecated), 1, "alpha", alpha)
     if alpha == 1:
         return apply_inplace(arithmetic.Sub, input, other)
     return _scaled_(arithmetic.SubScaled, input, other, alpha)
@@ -297,14 +301,18 @@ def div_(input, other) -> Tensor:
     return apply_inplace(arithmetic.Div, input, other)
 
 
-def addcmul_(input, tensor1, tensor2, *, value=1) -> Tensor:
+def addcmul_(input, tensor1, tensor2, *deprecated, value=1) -> Tensor:
     """In place ``input += value * tensor1 * tensor2``."""
+    (tensor1, tensor2), value = scale_first("addcmul_", (tensor1, tensor2, *deprecated), 2,
+                                            "value", value)
     _, t1, t2, value = fused._addc_operands("addcmul_", input, tensor1, tensor2, value)
     return apply_inplace(fused.Addcmul, input, t1, t2, value)
 
 
-def addcdiv_(input, tensor1, tensor2, *, value=1) -> Tensor:
+def addcdiv_(input, tensor1, tensor2, *deprecated, value=1) -> Tensor:
     """In place ``input += value * tensor1 / tensor2``."""
+    (tensor1, tensor2), value = scale_first("addcdiv_", (tensor1, tensor2, *deprecated), 2,
+                                            "value", value)
     _, t1, t2, value = fused._addc_operands("addcdiv_", input, tensor1, tensor2, value)
     return apply_inplace(fused.Addcdiv, input, t1, t2, value)
 

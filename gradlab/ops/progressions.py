@@ -25,11 +25,13 @@ import numpy as np
 from .. import dtypes as _dt
 from ..tensor import Tensor
 from .creation import _number, _on_device
+from .factory_keywords import factory_keywords
 
 __all__ = ["logspace", "range"]
 TENSOR_METHODS: list = []
 
 
+@factory_keywords()
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """``base ** linspace(start, end, steps)``: ``steps`` points spaced evenly on a log scale."""

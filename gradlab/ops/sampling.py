@@ -20,6 +20,7 @@ from ..random import get_generator
 from ..tensor import Tensor
 from ._util import xp_for
 from .creation import _like, _new, _size
+from .factory_keywords import factory_keywords
 
 __all__ = ["rand", "randn", "randint", "normal", "randperm", "multinomial", "rand_like",
            "randn_like", "randint_like"]
@@ -51,6 +52,7 @@ def _sampling_dtype(op: str, dtype):
 
 
 @recorded
+@factory_keywords()
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform on [0, 1)."""
     def sample(rng, shape, d):
@@ -60,6 +62,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
 
 
 @recorded
+@factory_keywords()
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal: mean 0, variance 1 (complex: each part has variance 1/2, so
     E|z|² = 1, as PyTorch)."""
@@ -83,6 +86,7 @@ def _complex_parts(draw, shape, d, op: str, scale: float):
 
 
 @recorded
+@factory_keywords()
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False) -> Tensor:
     """Integers uniform on ``[low, high)``; ``randint(high, size)`` starts at 0."""
@@ -107,6 +111,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 
 @recorded
+@factory_keywords()
 def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
     """A random permutation of ``0 .. n-1``."""
     dtype = _dt.to_dtype(dtype or _dt.int64)
@@ -191,6 +196,7 @@ def _check_weights(op, xp, weights, shape) -> None:
 
 
 @recorded
+@factory_keywords()
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
            requires_grad=False) -> Tensor:
     """Normal samples: ``normal(mean, std, size)`` for numbers, elementwise for tensors."""
@@ -246,18 +252,21 @@ _NORMAL_NODE_NAMES = {(True, False): "NormalBackward1", (False, True): "NormalBa
 
 
 @recorded
+@factory_keywords(like=True, out=False)
 def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
               generator=None) -> Tensor:
     return _like(rand, input, dtype, device, requires_grad, generator=generator)
 
 
 @recorded
+@factory_keywords(like=True, out=False)
 def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
                generator=None) -> Tensor:
     return _like(randn, input, dtype, device, requires_grad, generator=generator)
 
 
 @recorded
+@factory_keywords(like=True, out=False)
 def randint_like(input: Tensor, low, high=None, *, dtype=None, device=None,
                  generator=None) -> Tensor:
     if high is None:
