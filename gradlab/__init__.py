@@ -98,6 +98,7 @@ from . import (  # noqa: E402
     func,
     jit,
     linalg,
+    multiprocessing,
     nn,
     onnx,
     optim,

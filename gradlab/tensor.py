@@ -488,6 +488,13 @@ class Tensor:
     def type_as(self, other: Tensor) -> Tensor:
         return self.to(other.dtype)
 
+    def new(self, *args) -> Tensor:
+        """The legacy constructor with this tensor's dtype and device: ``x.new(2, 3)`` zeros
+        of that shape, ``x.new([1, 2])`` those values (prefer ``new_zeros``/``new_tensor``)."""
+        from .legacy_types import legacy_new
+
+        return legacy_new("new", self.dtype, self._device, args)
+
 
 _new_tensor = object.__new__
 _engine = None  # gradlab.autograd.engine, bound by that module (it imports this one)

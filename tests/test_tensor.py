@@ -364,6 +364,34 @@ def test_legacy_constructor_matches_torch(args):
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
+@needs_torch
+@pytest.mark.parametrize("args", [([1, 2],), ([[1.5, 2.0]],), (2, 3), (), (torch.Size([2]),)],
+                         ids=str)
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+def test_new_makes_the_legacy_constructors_tensors_in_the_tensors_dtype(args, dtype):
+    ours = gradlab.zeros(1, dtype=getattr(gradlab, dtype)).new(
+        *(gradlab.Size(a) if isinstance(a, torch.Size) else a for a in args))
+    theirs = torch.zeros(1, dtype=getattr(torch, dtype)).new(*args)
+    assert tuple(ours.shape) == tuple(theirs.shape) and ours.dtype.name == dtype
+    if args and not isinstance(args[0], (int, torch.Size)):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_set_default_tensor_type_sets_the_default_dtype(recwarn):
+    try:
+        gradlab.set_default_tensor_type(gradlab.DoubleTensor)
+        assert gradlab.zeros(1).dtype is gradlab.float64
+        gradlab.set_default_tensor_type("torch.FloatTensor")
+        assert gradlab.zeros(1).dtype is gradlab.float32
+        assert "deprecated" in str(recwarn[0].message)
+        with pytest.raises(TypeError, match="only floating point types can be the default"):
+            gradlab.set_default_tensor_type(gradlab.LongTensor)
+        with pytest.raises(TypeError, match="expected a tensor type"):
+            gradlab.set_default_tensor_type("torch.Nonsense")
+    finally:
+        gradlab.set_default_dtype(gradlab.float32)
+
+
 def test_legacy_constructor_refuses_mixed_arguments():
     with pytest.raises(TypeError, match="data or integer sizes"):
         gradlab.Tensor(2, [3])

@@ -1,5 +1,5 @@
 """In-place shape changes: ``t_``, ``transpose_``/``swapaxes_``/``swapdims_``, ``squeeze_``,
-``unsqueeze_``.
+``unsqueeze_``, and ``resize_``/``resize_as_``.
 
 They change how a tensor looks at its memory, not the values in it:
 ``x.unsqueeze_(0)`` is ``x = x.unsqueeze(0)`` without a new tensor object.
@@ -23,13 +23,18 @@ import numpy as np
 
 from ..autograd.grad_mode import state
 from ..autograd.tracing import recorded
+from ..memory_layouts import contiguous_format
+from ..storage import Storage
 from ..tensor import Tensor
 from ._util import wrap_dim
+from .creation import _size
 from .inplace import _check_target
 from .shape import Squeeze, Transpose, Unsqueeze, squeeze, t, transpose, unsqueeze
+from .strided_views import array_address
 
 __all__: list = []  # methods only, as in PyTorch
-TENSOR_METHODS = ["t_", "transpose_", "swapaxes_", "swapdims_", "squeeze_", "unsqueeze_"]
+TENSOR_METHODS = ["t_", "transpose_", "swapaxes_", "swapdims_", "squeeze_", "unsqueeze_",
+                  "resize_", "resize_as_"]
 
 
 @recorded
@@ -102,4 +107,74 @@ def _finish(target: Tensor, out: Tensor, undo: tuple) -> Tensor:
         state.dual.set(target, out.__dict__["_tangent"])
     target._storage.version += 1
     return target
+
+
+# --- resize_: a new shape, and a new number of values ------------------------------------------
+
+@recorded
+def resize_(input: Tensor, *sizes, memory_format=None) -> Tensor:
+    """Give the tensor a new shape in place, keeping its first values in row-major order
+    (older code grows buffers so: ``buf.resize_(n).zero_()``).
+
+    As PyTorch, it works on the tensor's memory block, which never shrinks: while the new
+    shape fits in it, the tensor becomes a view of its values from where it starts (views
+    made before still share them, and shrinking then growing back finds the old values).
+    Beyond the block: new memory holding the old values first, then zeros (PyTorch
+    leaves the rest uninitialised; gradlab never hands out leftover memory).
+    Not for tensors that require grad, as in PyTorch: the graph knows their shape. A view
+    stops being one: it keeps sharing its base's memory (or not, if it grew) but no longer
+    replays onto the base's history, which only gradients need.
+    """
+    shape = _size(sizes)
+    _check_resizable("resize_", input, memory_format)
+    data = input._data
+    count = int(np.prod(shape))
+    block, start = _memory_block(data)
+    if block is not None and start + count <= block.size:
+        data = block.reshape(-1)[start:start + count].reshape(shape)
+    else:
+        xp = input._device.backend.xp
+        grown = xp.zeros(shape, dtype=data.dtype)
+        kept = min(count, data.size)
+        grown.reshape(-1)[:kept] = xp.ascontiguousarray(data).reshape(-1)[:kept]
+        input._storage = Storage(grown.nbytes, input._device, input._storage.category)
+        data = grown
+    input._data = data
+    input._storage.version += 1
+    for attribute in ("_view_base", "_view_steps", "_view_layout", "_history_version",
+                      "_view_no_grad", "_layout_changes"):
+        input.__dict__.pop(attribute, None)  # back to the class defaults: not a view
+    return input
+
+
+def _memory_block(data):
+    """The contiguous array that owns ``data``'s memory and where ``data`` starts in it
+    (in values), or (None, 0) if ``data`` is not one contiguous run of that block."""
+    block = data if data.base is None else data.base
+    if not (data.flags.c_contiguous and block.flags.c_contiguous and block.dtype == data.dtype):
+        return None, 0
+    start, rest = divmod(array_address(data) - array_address(block), data.itemsize)
+    return (block, start) if rest == 0 and 0 <= start <= block.size else (None, 0)
+
+
+def resize_as_(input: Tensor, the_template: Tensor, *, memory_format=None) -> Tensor:
+    """``resize_`` to the shape of ``the_template``."""
+    if not isinstance(the_template, Tensor):
+        raise TypeError(f"resize_as_: expected a Tensor to copy the shape of, got "
+                        f"{type(the_template).__name__}")
+    return resize_(input, tuple(the_template.shape), memory_format=memory_format)
+
+
+def _check_resizable(name: str, target, memory_format) -> None:
+    if not isinstance(target, Tensor):
+        raise TypeError(f"{name}: expected a Tensor, got {type(target).__name__}")
+    shape = tuple(target.shape)
+    if target.requires_grad:
+        raise RuntimeError(
+            f"{name}: cannot resize a tensor that requires grad (shape {shape}): the graph "
+            f"knows its shape. Fix: resize a copy, y = x.detach().clone().{name}(...), or "
+            f"build the new tensor with gradlab.zeros / gradlab.cat")
+    if memory_format not in (None, contiguous_format):
+        raise NotImplementedError(f"{name}: memory_format={memory_format!r} is not supported; "
+                                  f"resize, then call .contiguous(memory_format=...)")
 

@@ -142,7 +142,7 @@ def _view_of_memory(a, size, stride, offset, in_stride, in_offset):
     if not hasattr(owner, "flags") or not owner.flags.c_contiguous or \
             int(np.prod(size)) == 0:
         return None
-    start = _address(a) - _address(owner) - in_offset * item  # the storage's first byte
+    start = array_address(a) - array_address(owner) - in_offset * item  # the storage's first byte
     first = start + offset * item
     last = first + sum((n - 1) * s for n, s in zip(size, stride)) * item
     if first < 0 or last + item > owner.nbytes:
@@ -156,7 +156,8 @@ def _view_of_memory(a, size, stride, offset, in_stride, in_offset):
     return xp_for(a).lib.stride_tricks.as_strided(flat, tuple(size), byte_strides)
 
 
-def _address(array) -> int:
+def array_address(array) -> int:
+    """Where a NumPy or CuPy array's first value sits in memory."""
     iface = getattr(array, "__array_interface__", None) or array.__cuda_array_interface__
     return int(iface["data"][0])
 
@@ -186,7 +187,7 @@ def _storage_size(input: Tensor) -> int:
     base = input._view_base if input._view_base is not None else input
     if nbytes is None:
         return base.numel()
-    return (nbytes - (_address(data) - _address(owner))) // data.itemsize + \
+    return (nbytes - (array_address(data) - array_address(owner))) // data.itemsize + \
         _storage_offset(input)
 
 

@@ -131,3 +131,52 @@ def test_errors_name_the_op():
         y.unsqueeze_(4)
     with pytest.raises(RuntimeError, match="t\\(\\) expects"):
         gradlab.zeros(2, 2, 2).t_()
+
+
+# --- resize_ --------------------------------------------------------------------------------
+
+def test_resize_within_the_memory_block_is_a_view_of_it():
+    x = gradlab.arange(6.0)
+    before = x[:2]  # a view made before the resize still shares the memory
+    version = x._version
+    assert x.resize_(2, 2) is x
+    assert x.tolist() == [[0.0, 1.0], [2.0, 3.0]] and x._version == version + 1
+    x[0, 0] = 100.0
+    assert before.tolist() == [100.0, 1.0]
+
+
+def test_resize_past_the_memory_block_keeps_the_old_values_first_then_zeros():
+    x = gradlab.arange(3.0)
+    allocated = gradlab.memory_allocated()
+    x.resize_((2, 3))
+    assert x.tolist() == [[0.0, 1.0, 2.0], [0.0, 0.0, 0.0]]
+    assert gradlab.memory_allocated() == allocated + 6 * 4 - 3 * 4  # the old memory went
+    assert x.resize_as_(gradlab.zeros(4)).tolist() == [0.0, 1.0, 2.0, 0.0]
+
+
+@needs_torch
+def test_resize_matches_torch_where_torch_defines_the_values():
+    ours, theirs = gradlab.arange(12).reshape(3, 4), torch.arange(12).reshape(3, 4)
+    for shape in [(2, 5), (12,), (1, 3, 2)]:
+        assert ours.resize_(*shape).tolist() == theirs.resize_(*shape).tolist()
+
+
+def test_a_resized_view_shares_what_it_kept():
+    base = gradlab.arange(6.0)
+    view = base[:4].resize_(2, 2)
+    view[1, 1] = -1.0
+    assert base.tolist() == [0.0, 1.0, 2.0, -1.0, 4.0, 5.0]
+    within = base[:2].resize_(3)  # still inside base's memory block: still shared
+    within[2] = 7.0
+    assert base[2].item() == 7.0
+    grown = base[4:].resize_(3)  # past the block's end: new memory, no longer shared
+    grown[0] = 9.0
+    assert base[4].item() == 4.0 and grown.tolist() == [9.0, 5.0, 0.0]
+
+
+def test_resize_errors_teach():
+    with pytest.raises(RuntimeError, match=r"resize_: cannot resize a tensor that requires "
+                                           r"grad \(shape \(2,\)\).*detach\(\).clone\(\)"):
+        gradlab.zeros(2, requires_grad=True).resize_(3)
+    with pytest.raises(TypeError, match="resize_as_: expected a Tensor"):
+        gradlab.zeros(2).resize_as_((3,))
