@@ -11,23 +11,16 @@ torch.sparse_coo``) and a factory asked for one can say that gradlab has none.
 
 from __future__ import annotations
 
+from ._named_constants import NamedConstant
+
 __all__ = ["layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
            "sparse_bsc"]
 
 
-class layout:  # noqa: N801 - PyTorch's name (torch.layout)
+class layout(NamedConstant):  # noqa: N801 - PyTorch's name (torch.layout)
     """One storage layout; the instances below are gradlab's (module docstring)."""
 
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"gradlab.{self.name}"
-
-    def __reduce__(self):  # pickles as the module-level instance of that name
-        return self.name
+    __slots__ = ()
 
 
 strided = layout("strided")

@@ -17,6 +17,7 @@ elementwise ops keep channels_last. Values and gradients are the same either way
 
 from __future__ import annotations
 
+from ._named_constants import NamedConstant
 from .autograd.function import Function
 from .storage import Storage
 from .tensor import Tensor
@@ -25,19 +26,10 @@ __all__ = ["memory_format", "contiguous_format", "preserve_format", "channels_la
            "channels_last_3d"]
 
 
-class memory_format:  # noqa: N801 - PyTorch's name (torch.memory_format)
+class memory_format(NamedConstant):  # noqa: N801 - PyTorch's name (torch.memory_format)
     """One memory order (see the module docstring); the four instances are gradlab's."""
 
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"gradlab.{self.name}"
-
-    def __reduce__(self):  # pickles as the module-level instance of that name
-        return self.name
+    __slots__ = ()
 
 
 contiguous_format = memory_format("contiguous_format")

@@ -32,26 +32,27 @@ def _one_of(name: str, probs, logits):
     return (probs, True) if probs is not None else (logits, False)
 
 
-class Bernoulli(Distribution):
-    """A batch of coin flips: 1 with probability ``probs`` (or ``sigmoid(logits)``)."""
+class ChanceOfSuccess:
+    """What the families built on one chance of success share (Bernoulli, Binomial,
+    Geometric, NegativeBinomial, LogitRelaxedBernoulli): the chance given as ``probs``
+    or as ``logits``, the other form computed on first use. A mixin, before
+    ``Distribution`` in the bases."""
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.boolean
-    has_enumerate_support = True
-
-    def __init__(self, probs=None, logits=None, validate_args=None) -> None:
-        param, is_probs = _one_of("Bernoulli", probs, logits)
-        (value,) = broadcast_all(param)
+    def _take_chance(self, probs, logits, *others):
+        """Keep whichever of probs / logits was given, broadcast with the ``others``
+        parameters; returns (the broadcast others, the parameter tensor, as given)."""
+        param, is_probs = _one_of(type(self).__name__, probs, logits)
+        *rest, value = broadcast_all(*others, param)
         if is_probs:
             self.probs = value
         else:
             self.logits = value
         self._param = value
-        super().__init__(Size() if isinstance(param, Number) else value.size(),
-                         validate_args=validate_args)
+        return rest, value, param
 
-    def expand(self, batch_shape, _instance=None) -> Bernoulli:
-        new = self._expanded(Bernoulli, batch_shape, _instance, "probs", "logits")
+    def _expanded_chance(self, cls, batch_shape, _instance, *names):
+        """``expand`` for these families: ``names`` and the chance, expanded."""
+        new = self._expanded(cls, batch_shape, _instance, *names, "probs", "logits")
         new._param = new.__dict__.get("probs", new.__dict__.get("logits"))
         return new
 
@@ -66,6 +67,22 @@ class Bernoulli(Distribution):
     @property
     def param_shape(self) -> Size:
         return self._param.size()
+
+
+class Bernoulli(ChanceOfSuccess, Distribution):
+    """A batch of coin flips: 1 with probability ``probs`` (or ``sigmoid(logits)``)."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args=None) -> None:
+        _, value, param = self._take_chance(probs, logits)
+        super().__init__(Size() if isinstance(param, Number) else value.size(),
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None) -> Bernoulli:
+        return self._expanded_chance(Bernoulli, batch_shape, _instance)
 
     @property
     def mean(self):

@@ -20,6 +20,11 @@ Closed forms here, for same-family pairs (σ: scale, b: Laplace scale):
     Gamma / Beta / Dirichlet   lgamma / digamma forms below
     MultivariateNormal  ½ (tr(Σq⁻¹Σp) + (μq - μp)ᵀ Σq⁻¹ (μq - μp) - k + log det Σq/det Σp)
     Independent   the base pair's KL, summed over the reinterpreted dims
+    Cauchy        log(((σp + σq)² + (μp - μq)²) / (4 σp σq))
+    Gumbel        log(βq/βp) + (μp - μq)/βq + γ(βp/βq - 1) + e^((μq - μp)/βq) Γ(1 + βp/βq) - 1
+    Pareto        αq log(sp/sq) - log(αq/αp) + αq/αp - 1, inf where sp < sq
+    HalfNormal    the Normal pair's; TransformedDistribution with equal transforms: the
+                  bases' (a one-to-one map changes no KL), so LogNormal pairs work too
 """
 
 from __future__ import annotations
@@ -36,16 +41,21 @@ from ..ops.triangular_solvers import solve_triangular
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .categorical import Categorical
+from .cauchy import Cauchy
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
 from .gamma import Gamma
+from .gumbel import EULER_GAMMA, Gumbel
+from .half_distributions import HalfNormal
 from .independent import Independent, _sum_rightmost
 from .laplace import Laplace
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
+from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
 
 __all__ = ["kl_divergence", "register_kl"]
@@ -218,3 +228,44 @@ def _kl_independent_independent(p, q):
             "implemented")
     result = kl_divergence(p.base_dist, q.base_dist)
     return _sum_rightmost(result, p.reinterpreted_batch_ndims)
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p, q):
+    if p.transforms != q.transforms or p.event_shape != q.event_shape:
+        raise NotImplementedError(
+            "kl_divergence of two TransformedDistributions is implemented when they share "
+            "their transforms (then it is the KL of the bases); estimate it from samples "
+            "otherwise: (p.log_prob(x) - q.log_prob(x)).mean() for x = p.sample((n,))")
+    return kl_divergence(p.base_dist, q.base_dist)
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
+    return t1 - (4 * p.scale * q.scale).log()
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    ct1 = p.scale / q.scale
+    ct2 = q.loc / q.scale
+    ct3 = p.loc / q.scale
+    t1 = -ct1.log() - ct2 + ct3
+    t2 = ct1 * EULER_GAMMA
+    t3 = (ct2 + (1 + ct1).lgamma() - ct3).exp()
+    return t1 + t2 + t3 - (1 + EULER_GAMMA)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    return where(p.scale < q.scale, math.inf, result)  # p has mass where q has none
+

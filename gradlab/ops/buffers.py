@@ -26,8 +26,8 @@ from ..backends import cpu, default_device
 from ..backends import device as as_device
 from ..storage import Storage
 from ..tensor import Tensor
+from ._factory_keywords import factory_keywords
 from .creation import _new, _size, from_dlpack, tensor
-from .factory_keywords import factory_keywords
 
 __all__ = ["asarray", "frombuffer", "empty_strided"]
 TENSOR_METHODS = ["new_empty_strided"]

@@ -21,7 +21,7 @@ from ..backends import cpu, default_device
 from ..backends import device as as_device
 from ..storage import Storage
 from ..tensor import Tensor
-from .factory_keywords import factory_keywords
+from ._factory_keywords import factory_keywords
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "from_dlpack", "zeros", "ones", "full", "empty",

@@ -22,6 +22,7 @@ from __future__ import annotations
 from ..autograd.function import Function
 from ..random import get_generator
 from ..tensor import Tensor
+from ._util import xp_for
 from .creation import zeros_like
 from .repetition import broadcast_tensors
 
@@ -70,7 +71,8 @@ class Poisson(_Draw):
 
     @staticmethod
     def forward(ctx, rates, generator):
-        return generator.rng.poisson(rates.astype("float64")).astype(rates.dtype)
+        draws = generator.rng.poisson(rates.astype("float64"))
+        return xp_for(rates).asarray(draws).astype(rates.dtype)  # (0-d: NumPy gives an int)
 
 
 class Binomial(_Draw):
@@ -80,8 +82,8 @@ class Binomial(_Draw):
 
     @staticmethod
     def forward(ctx, count, prob, generator):
-        return generator.rng.binomial(count.astype("int64"), prob.astype("float64")).astype(
-            count.dtype)
+        draws = generator.rng.binomial(count.astype("int64"), prob.astype("float64"))
+        return xp_for(count).asarray(draws).astype(count.dtype)  # (0-d: NumPy gives an int)
 
 
 def _generator_for(op: str, t: Tensor, generator):

@@ -24,8 +24,8 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..tensor import Tensor
+from ._factory_keywords import factory_keywords
 from .creation import _number, _on_device
-from .factory_keywords import factory_keywords
 
 __all__ = ["logspace", "range"]
 TENSOR_METHODS: list = []

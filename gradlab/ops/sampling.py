@@ -18,9 +18,9 @@ from ..backends import default_device
 from ..backends import device as as_device
 from ..random import get_generator
 from ..tensor import Tensor
+from ._factory_keywords import factory_keywords
 from ._util import xp_for
 from .creation import _like, _new, _size
-from .factory_keywords import factory_keywords
 
 __all__ = ["rand", "randn", "randint", "normal", "randperm", "multinomial", "rand_like",
            "randn_like", "randint_like"]

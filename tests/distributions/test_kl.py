@@ -17,7 +17,8 @@ from .cases import BY_NAME
 KL_ROWS = ["Normal", "Normal_broadcast", "Bernoulli_probs", "Bernoulli_logits",
            "Categorical_probs", "Categorical_logits", "OneHotCategorical", "Exponential",
            "Laplace", "Poisson", "Gamma", "Beta", "Dirichlet", "MultivariateNormal_cov",
-           "MultivariateNormal_tril", "MultivariateNormal_precision", "Independent_Normal"]
+           "MultivariateNormal_tril", "MultivariateNormal_precision", "Independent_Normal",
+           "LogNormal", "HalfNormal", "Cauchy", "Gumbel", "Pareto"]
 
 
 def _build(lib, case, arrays):

@@ -187,6 +187,15 @@ def test_binomial_mean_variance_and_broadcasting():
     assert np.all(x[:, 2] == n[:, 2])  # prob 1: every trial succeeds
 
 
+def test_binomial_and_poisson_of_a_single_value_are_0_d():
+    """NumPy returns a plain int for one draw; the op still gives a 0-d tensor."""
+    gradlab.manual_seed(0)
+    one = gradlab.binomial(gradlab.tensor(3.0), gradlab.tensor(0.5))
+    rate = gradlab.poisson(gradlab.tensor(3.0, dtype=gradlab.float64))
+    assert one.shape == () and one.dtype is gradlab.float32 and 0 <= one.item() <= 3
+    assert rate.shape == () and rate.dtype is gradlab.float64 and rate.item() >= 0
+
+
 @needs_torch
 @pytest.mark.parametrize("name", ["bernoulli", "poisson"])
 def test_draws_give_their_parameter_a_zero_gradient_as_torch_does(name):

@@ -1,0 +1,28 @@
+"""``Chi2(df)``: the sum of df squared standard normals, which is Gamma(df/2, rate ½).
+
+    mean = df,  variance = 2 df
+"""
+
+from __future__ import annotations
+
+from . import constraints
+from .gamma import Gamma
+
+__all__ = ["Chi2"]
+
+
+class Chi2(Gamma):
+    """A batch of chi-squared distributions with ``df`` degrees of freedom."""
+
+    arg_constraints = {"df": constraints.positive}
+
+    def __init__(self, df, validate_args=None) -> None:
+        super().__init__(0.5 * df, 0.5, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None) -> Chi2:
+        new = self._get_checked_instance(Chi2, _instance)
+        return super().expand(batch_shape, new)
+
+    @property
+    def df(self):
+        return self.concentration * 2

@@ -1,0 +1,57 @@
+"""``LogNormal(loc, scale)``: y = eˣ with x ~ Normal(loc, scale) (sizes, prices, waiting times).
+
+The change of variables (``transformed_distribution.py``) with log|dy/dx| = x:
+
+    log p(y) = Normal(loc, scale).log_prob(log y) - log y
+    mean = e^(μ + σ²/2),  mode = e^(μ - σ²),  variance = (e^(σ²) - 1) e^(2μ + σ²)
+    entropy = Normal's entropy + μ
+"""
+
+from __future__ import annotations
+
+from . import constraints
+from .normal import Normal
+from .transformed_distribution import TransformedDistribution
+from .transforms import ExpTransform
+
+__all__ = ["LogNormal"]
+
+
+class LogNormal(TransformedDistribution):
+    """A batch of log-normal distributions: log y ~ Normal(``loc``, ``scale``)."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None) -> None:
+        super().__init__(Normal(loc, scale, validate_args=validate_args), ExpTransform(),
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None) -> LogNormal:
+        new = self._get_checked_instance(LogNormal, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def loc(self):
+        return self.base_dist.loc
+
+    @property
+    def scale(self):
+        return self.base_dist.scale
+
+    @property
+    def mean(self):
+        return (self.loc + self.scale.pow(2) / 2).exp()
+
+    @property
+    def mode(self):
+        return (self.loc - self.scale.square()).exp()
+
+    @property
+    def variance(self):
+        scale_sq = self.scale.pow(2)
+        return scale_sq.expm1() * (2 * self.loc + scale_sq).exp()
+
+    def entropy(self):
+        return self.base_dist.entropy() + self.loc
