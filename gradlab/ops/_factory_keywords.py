@@ -47,7 +47,9 @@ def factory_keywords(*, like: bool = False, memory_format: bool = False, out: bo
 
         @functools.wraps(factory)
         def make(*args, layout=None, pin_memory: bool = False, **kwargs):
-            check_layout(name, layout)
+            # (kept lean: ops call zeros_like and friends inside their own code)
+            if layout is not None:
+                check_layout(name, layout)
             fmt = kwargs.pop("memory_format", None) if memory_format or like else None
             target = kwargs.pop("out", None) if out else None
             if target is not None:
@@ -55,7 +57,7 @@ def factory_keywords(*, like: bool = False, memory_format: bool = False, out: bo
                 kwargs.setdefault("dtype", target.dtype)
                 kwargs.setdefault("device", target.device)
             result = factory(*args, **kwargs)
-            if fmt is not None or like:
+            if fmt is not None or (like and _maybe_channels_last(args)):
                 result = _laid_out(name, result, fmt, args[0] if like and args else None)
             return result if target is None else _written_into(name, target, result)
 
@@ -77,6 +79,14 @@ def _with_keywords(factory, extra) -> inspect.Signature:
     added = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=d)
              for n, d in extra if n not in known]
     return signature.replace(parameters=params[:at] + added + params[at:])
+
+
+def _maybe_channels_last(args) -> bool:
+    """Could the tensor a ``*_like`` copies be laid out channels-last? (4-D or 5-D and not
+    row-major: anything else keeps the default layout, with nothing to check.)"""
+    source = args[0] if args else None
+    return isinstance(source, Tensor) and source._data.ndim in (4, 5) and \
+        not source._data.flags.c_contiguous
 
 
 def _laid_out(op: str, result: Tensor, fmt, source) -> Tensor:
