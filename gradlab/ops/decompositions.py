@@ -188,7 +188,8 @@ class Eigh(Function):
         inner = None
         if grad_vectors is not None:
             m = v.mH @ grad_vectors
-            check_phase_free(ctx.label, _diagonal(m, eye))
+            if m.dtype.is_complex:
+                check_phase_free(ctx.label, _diagonal(m, eye))
             inner = 0.5 * (m - m.mH) / Eigh._gaps(values, eye) * (1 - eye)
         if grad_values is not None:
             diag = _diag_embed(grad_values, eye)
@@ -273,19 +274,19 @@ class Svd(Function):
         squares = s * s
         gaps = squares.unsqueeze(-2) - squares.unsqueeze(-1) + eye
         inner = 0
-        drift = j = None
+        j = kk = None
         if grad_u is not None:
             j = u.mH @ grad_u
             j = j - j.mH
             inner = j * s.unsqueeze(-2)
-            drift = _diagonal(j, eye)
         if grad_vh is not None:
             kk = vh @ grad_vh.mH
             kk = kk - kk.mH
             inner = inner + s.unsqueeze(-1) * kk
-            drift = _diagonal(kk, eye) if drift is None else drift + _diagonal(kk, eye)
-        check_phase_free(ctx.label, drift, "pair of singular vectors",
-                         "U.abs(), of S, or of U diag(S) Vh")
+        if u.dtype.is_complex:  # the pair's turn must not move the loss: Im(J_ii + K_ii) = 0
+            drift = sum(_diagonal(x, eye) for x in (j, kk) if x is not None)
+            check_phase_free(ctx.label, drift, "pair of singular vectors",
+                             "U.abs(), of S, or of U diag(S) Vh")
         inner = inner / gaps
         if grad_s is not None:
             inner = inner + _diag_embed(grad_s, eye)
