@@ -23,7 +23,9 @@ ord=2 / -2 the largest / smallest singular value and 'nuc' their sum (from
 More, each a thin wrapper over ops gradlab already has (see each module):
 ``matrix_exp``, ``matrix_power``, ``matmul``, ``diagonal``, ``vander``,
 ``vecdot`` (here); ``solve_triangular``, ``lu_factor``, ``lu_factor_ex``,
-``lu``, ``lu_solve`` (``ops/triangular_solvers.py``); ``inv_ex``,
+``lu``, ``lu_solve`` (``ops/triangular_solvers.py``); ``ldl_factor``,
+``ldl_factor_ex``, ``ldl_solve`` (``ops/ldl_decomposition.py``: symmetric
+indefinite matrices, Bunch-Kaufman pivoting); ``inv_ex``,
 ``solve_ex``, ``cholesky_ex`` (``ops/solver_status.py``: an ``info``
 tensor instead of an error); ``pinv``, ``matrix_rank``, ``cond``
 (``ops/rank_and_condition.py``); ``lstsq`` (``ops/least_squares.py``);
@@ -55,6 +57,7 @@ from .ops import (
 from .ops._util import check_float, wrap_dim
 from .ops.complex_parts import conj
 from .ops.general_eigen import eig, eigvals
+from .ops.ldl_decomposition import ldl_factor, ldl_factor_ex, ldl_solve
 from .ops.least_squares import lstsq
 from .ops.linalg import matmul
 from .ops.matrix_chain import householder_product, multi_dot
@@ -72,7 +75,8 @@ __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "solve", "det", "slogdet
            "LinAlgError", "matrix_exp", "matrix_power", "matmul", "diagonal", "vander", "vecdot",
            "multi_dot", "householder_product", "solve_triangular", "lu_factor", "lu_factor_ex",
            "lu", "lu_solve", "inv_ex", "solve_ex", "cholesky_ex", "pinv", "matrix_rank", "cond",
-           "lstsq", "tensorinv", "tensorsolve", "eig", "eigvals"]
+           "lstsq", "tensorinv", "tensorsolve", "eig", "eigvals", "ldl_factor", "ldl_factor_ex",
+           "ldl_solve"]
 
 
 def inv(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's argument names

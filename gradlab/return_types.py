@@ -33,6 +33,8 @@ linalg_cholesky_ex = namedtuple("linalg_cholesky_ex", ["L", "info"])
 linalg_lu_factor = namedtuple("linalg_lu_factor", ["LU", "pivots"])
 linalg_lu_factor_ex = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
 linalg_lu = namedtuple("linalg_lu", ["P", "L", "U"])
+linalg_ldl_factor = namedtuple("linalg_ldl_factor", ["LD", "pivots"])
+linalg_ldl_factor_ex = namedtuple("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
 linalg_lstsq = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
 # the older top-level API (gradlab/ops/legacy_linalg.py): svd returns V, not Vh
 qr = namedtuple("qr", ["Q", "R"])

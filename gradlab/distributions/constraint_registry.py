@@ -6,6 +6,7 @@ the reals onto the constraint:
 
     scale = biject_to(constraints.positive)(u)        # exp(u)
     probs = transform_to(constraints.simplex)(u)     # softmax(u)
+    corr = biject_to(constraints.corr_cholesky)(u)   # a correlation's Cholesky factor
 
 ``biject_to`` gives a one-to-one map (so a density can be carried across by
 the change of variables, as in variational inference); ``transform_to`` only
@@ -22,6 +23,7 @@ from . import constraints
 from .transforms import (
     AffineTransform,
     ComposeTransform,
+    CorrCholeskyTransform,
     ExpTransform,
     IndependentTransform,
     LowerCholeskyTransform,
@@ -101,6 +103,7 @@ for _registry in (biject_to, transform_to):
     _registry.register(constraints._GreaterThan, _greater_than)  # positive, greater_than_eq
     _registry.register(constraints._LessThan, _less_than)
     _registry.register(constraints._Interval, _interval)  # unit_interval, half_open_interval
+    _registry.register(constraints._CorrCholesky, lambda c: CorrCholeskyTransform())
 biject_to.register(constraints._Simplex, lambda c: StickBreakingTransform())
 transform_to.register(constraints._Simplex, lambda c: SoftmaxTransform())
 transform_to.register(constraints._LowerCholesky, lambda c: LowerCholeskyTransform())

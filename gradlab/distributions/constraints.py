@@ -8,20 +8,22 @@ passed it, not as a NaN loss many steps later.
 
 ``event_dim`` says how many rightmost dims make up one point of the set: 0
 for ``positive`` (each number on its own), 1 for ``simplex`` (a vector adds up
-to 1), 2 for ``lower_cholesky`` (a matrix). ``check`` reduces over those dims,
-so its result has the batch shape. ``independent(c, n)`` turns n more dims of
-an elementwise constraint into event dims (``real_vector = independent(real, 1)``).
+to 1), 2 for ``lower_cholesky`` and ``corr_cholesky`` (a matrix). ``check``
+reduces over those dims, so its result has the batch shape. ``independent(c, n)``
+turns n more dims of an elementwise constraint into event dims
+(``real_vector = independent(real, 1)``).
 """
 
 from __future__ import annotations
 
 from .. import linalg
+from ..type_info import finfo
 
-__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
-           "greater_than_eq", "half_open_interval", "independent", "integer_interval",
-           "interval", "is_dependent", "less_than", "lower_cholesky", "nonnegative",
-           "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer",
-           "real", "real_vector", "simplex", "unit_interval"]
+__all__ = ["Constraint", "boolean", "corr_cholesky", "dependent", "dependent_property",
+           "greater_than", "greater_than_eq", "half_open_interval", "independent",
+           "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky",
+           "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
+           "positive_integer", "real", "real_vector", "simplex", "unit_interval"]
 
 
 class Constraint:
@@ -242,14 +244,30 @@ class _LowerCholesky(Constraint):
         return lower & positive_diagonal
 
 
-class _PositiveDefinite(Constraint):
-    """Symmetric matrices with a Cholesky factorisation (all eigenvalues > 0)."""
+class _CorrCholesky(Constraint):
+    """Cholesky factors of correlation matrices: lower triangular, positive diagonal, and
+    every row of unit length (so L Lᵀ has ones on its diagonal). The row lengths may miss 1
+    by 10 · n · eps, the rounding of a row computed from the others."""
 
     event_dim = 2
 
     def check(self, value):
-        symmetric = (value - value.mT).abs().le(1e-6).reshape(
-            tuple(value.shape[:-2]) + (-1,)).all(-1)
+        tol = finfo(value.dtype).eps * value.shape[-1] * 10
+        row_norm = value.detach().pow(2).sum(-1).sqrt()
+        unit_row_norm = (row_norm - 1.0).abs().le(tol).all(-1)
+        return _LowerCholesky().check(value) & unit_row_norm
+
+
+class _PositiveDefinite(Constraint):
+    """Symmetric matrices with a Cholesky factorisation (all eigenvalues > 0). Symmetric as
+    PyTorch's ``isclose(value, value.mT, atol=1e-6)``: |a - b| <= 1e-6 + 1e-5 |b|, so the
+    rounding of a large product L Lᵀ still counts as symmetric."""
+
+    event_dim = 2
+
+    def check(self, value):
+        close = (value - value.mT).abs() <= 1e-6 + 1e-5 * value.mT.abs()
+        symmetric = close.reshape(tuple(value.shape[:-2]) + (-1,)).all(-1)
         info = linalg.cholesky_ex(value.detach()).info
         return symmetric & (info == 0)
 
@@ -273,4 +291,5 @@ half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
 independent = _IndependentConstraint
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
 positive_definite = _PositiveDefinite()

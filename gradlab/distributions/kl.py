@@ -25,6 +25,21 @@ Closed forms here, for same-family pairs (σ: scale, b: Laplace scale):
     Pareto        αq log(sp/sq) - log(αq/αp) + αq/αp - 1, inf where sp < sq
     HalfNormal    the Normal pair's; TransformedDistribution with equal transforms: the
                   bases' (a one-to-one map changes no KL), so LogNormal pairs work too
+    ContinuousBernoulli (CB)   E_p[x] (ηp - ηq) + log Cp + log(1-λp) - log Cq - log(1-λq)
+
+and, as in PyTorch, the pairs of different families that involve the continuous
+Bernoulli, each -H(p) - E_p[log q(x)] with the expectation in closed form:
+
+    Beta ‖ CB, Uniform ‖ CB   -H(p) - E_p[x] ηq - log(1 - λq) - log Cq
+    CB ‖ Exponential          -H(p) - log λ + λ E_p[x]
+    CB ‖ Normal               -H(p) + ½ log 2π + log σ + (Var_p + E_p[x]² - 2μ E_p[x] + μ²)/(2σ²)
+    CB ‖ Uniform              -H(p) + log(high - low)
+    inf   where p puts mass where q has none: CB ‖ Pareto, and Exponential, Gamma, Gumbel,
+          Laplace, Normal, Pareto ‖ CB (their supports reach past [0, 1])
+
+Uniform ‖ CB and CB ‖ Uniform are infinite only when one support really sticks out
+of the other: Uniform(0, 1) ‖ CB and CB ‖ Uniform(0, 1) are finite. PyTorch 2.13
+compares with >= and <= there, so it returns inf for them.
 """
 
 from __future__ import annotations
@@ -34,6 +49,7 @@ import warnings
 from functools import cache
 
 from ..ops.activation import softplus
+from ..ops.creation import full_like
 from ..ops.gamma_functions import digamma, lgamma
 from ..ops.repetition import broadcast_shapes
 from ..ops.selection import where
@@ -42,6 +58,7 @@ from .bernoulli import Bernoulli
 from .beta import Beta
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
@@ -269,3 +286,83 @@ def _kl_pareto_pareto(p, q):
     result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
     return where(p.scale < q.scale, math.inf, result)  # p has mass where q has none
 
+
+
+# --- the continuous Bernoulli, with itself and with other families ------------------------
+
+def _infinite_like(tensor):
+    """KL = inf: p puts mass where q has none."""
+    return full_like(tensor, math.inf)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + (-p.probs).log1p()
+    t3 = -q._cont_bern_log_norm() - (-q.probs).log1p()
+    return t1 + t2 + t3
+
+
+def _minus_expected_log_continuous_bernoulli(mean, q):
+    """-E_p[log q(x)] for a continuous Bernoulli q, from p's mean alone (log q is linear
+    in x: x ηq + log(1 - λq) + log Cq)."""
+    return -mean * q.logits - (-q.probs).log1p() - q._cont_bern_log_norm()
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return -p.entropy() + _minus_expected_log_continuous_bernoulli(p.mean, q)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    result = -p.entropy() + _minus_expected_log_continuous_bernoulli(p.mean, q)
+    outside = (p.high > q.support.upper_bound) | (p.low < q.support.lower_bound)
+    return where(outside, math.inf, result)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t1 = -p.entropy()
+    t2 = 0.5 * (math.log(2.0 * math.pi) + (q.loc / q.scale).pow(2)) + q.scale.log()
+    t3 = (p.variance + p.mean.pow(2) - 2.0 * q.loc * p.mean) / (2.0 * q.scale.pow(2))
+    return t1 + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    outside = (q.low > p.support.lower_bound) | (q.high < p.support.upper_bound)
+    return where(outside, math.inf, result)
+
+
+@register_kl(ContinuousBernoulli, Pareto)
+def _kl_continuous_bernoulli_infinity(p, q):
+    return _infinite_like(p.probs)
+
+
+@register_kl(Exponential, ContinuousBernoulli)
+def _kl_exponential_continuous_bernoulli(p, q):
+    return _infinite_like(p.rate)
+
+
+@register_kl(Gamma, ContinuousBernoulli)
+def _kl_gamma_continuous_bernoulli(p, q):
+    return _infinite_like(p.concentration)
+
+
+@register_kl(Gumbel, ContinuousBernoulli)
+@register_kl(Laplace, ContinuousBernoulli)
+@register_kl(Normal, ContinuousBernoulli)
+def _kl_real_line_continuous_bernoulli(p, q):
+    return _infinite_like(p.loc)
+
+
+@register_kl(Pareto, ContinuousBernoulli)
+def _kl_pareto_continuous_bernoulli(p, q):
+    return _infinite_like(p.scale)

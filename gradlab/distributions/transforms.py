@@ -18,6 +18,8 @@ for bounded actions (SAC) is tanh of a Normal.
     SoftplusTransform     y = log(1 + eˣ)            -softplus(-x)
     PowerTransform        y = xᵉ                     log|e · y / x|
     StickBreakingTransform   a K-vector to a point of the (K+1)-simplex
+    CorrCholeskyTransform    a D(D-1)/2-vector to the Cholesky factor of a D x D
+                             correlation matrix (signed stick breaking, row by row)
 
 ``event_dim`` says how many rightmost dims form one point the transform acts
 on together: 0 for the elementwise ones (their log-det is per element), 1 for
@@ -41,6 +43,7 @@ from functools import reduce
 from numbers import Number
 
 from ..ops.activation import logsigmoid, softplus
+from ..ops.creation import eye
 from ..ops.padding import pad
 from ..ops.repetition import broadcast_shapes
 from ..ops.selection import clamp
@@ -49,13 +52,14 @@ from ..tensor import Tensor
 from ..type_info import finfo
 from . import constraints
 from .independent import _sum_rightmost
+from .utils import tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
-           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
-           "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
-           "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
-           "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
-           "identity_transform"]
+           "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
+           "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+           "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
+           "Transform", "identity_transform"]
 
 
 class Transform:
@@ -747,6 +751,78 @@ class LowerCholeskyTransform(Transform):
 
     def _inverse(self, y):
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class CorrCholeskyTransform(Transform):
+    """D(D-1)/2 reals to the Cholesky factor L of a D x D correlation matrix, one-to-one:
+    L is lower triangular with a positive diagonal and rows of unit length, so L Lᵀ has a
+    unit diagonal. Row i is a *signed* stick breaking of its i free entries:
+
+        r = tanh(x), laid row by row below the diagonal (vec_to_tril_matrix)
+        L_ij = r_ij · √(1 - Σ_{k<j} L_ik²) = r_ij Π_{k<j} √(1 - r_ik²)     (j < i)
+        L_ii = √(1 - Σ_{k<i} L_ik²)            (what the row's length has left)
+
+    Each r_ij in (-1, 1) takes that fraction (with its sign) of the stick still left in
+    row i, and the diagonal gets the rest. Inverse: r_ij = L_ij / √(1 - Σ_{k<j} L_ik²),
+    x = atanh(r). L lives on a D(D-1)/2-dimensional surface of the D x D matrices, so the
+    log-det is that of the square Jacobian from x to L's free coordinates, its strictly
+    lower entries (tril_matrix_to_vec(L, -1)); ∂L_ij/∂r_ij is the stick left, a
+    triangular Jacobian:
+
+        log|det| = Σ_{j<i} [½ log(1 - Σ_{k<j} L_ik²) + log(1 - tanh² x_ij)]
+
+    (the first sum runs over j >= 1 only, where the stick is shorter than 1: the entries
+    of 1 - cumsum(L²) on the second sub-diagonal and below). tanh(x) is clamped to
+    ±(1 - eps) first, so a huge |x| still gives a row with a positive diagonal.
+    """
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def _call(self, x):
+        eps = finfo(x.dtype).eps
+        r = vec_to_tril_matrix(x.tanh().clamp(min=-1 + eps, max=1 - eps), diag=-1)
+        # L_ij = r_ij · (the stick left before column j), which is Π_{k<j} √(1 - r_ik²)
+        stick_left = (1 - r.pow(2)).sqrt().cumprod(-1)
+        n = r.shape[-1]
+        r = r + eye(n, dtype=r.dtype, device=r.device)  # r_ii = 1 takes all that is left
+        return r * pad(stick_left[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y):
+        stick_left = pad(1 - (y * y).cumsum(-1)[..., :-1], [1, 0], value=1)
+        r = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(stick_left, diag=-1).sqrt()
+        return (r.log1p() - (-r).log1p()) / 2  # atanh
+
+    def log_abs_det_jacobian(self, x, y):
+        # 1 - cumsum(L²) on the diagonal -2 and below is the stick left before each entry
+        # (j >= 1) of the rows: no shift needed; it is empty for a 2 x 2 matrix.
+        stick_left = tril_matrix_to_vec(1 - (y * y).cumsum(-1), diag=-2)
+        stick_breaking_logdet = 0.5 * stick_left.log().sum(-1)
+        tanh_logdet = -2 * (x + softplus(-2 * x) - math.log(2.0)).sum(-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError(f"CorrCholeskyTransform: the input needs at least one dim (a "
+                             f"vector of D(D-1)/2 reals), got shape {tuple(shape)}")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError(f"CorrCholeskyTransform: the input's last dim ({n}) is not "
+                             f"D(D-1)/2 for any D (1, 3, 6, 10, ...): it must hold the "
+                             f"strictly lower triangle of a D x D matrix")
+        return tuple(shape[:-1]) + (d, d)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError(f"CorrCholeskyTransform: the input needs at least two dims (a "
+                             f"D x D matrix), got shape {tuple(shape)}")
+        if shape[-2] != shape[-1]:
+            raise ValueError(f"CorrCholeskyTransform: the input must be square, got "
+                             f"{shape[-2]} x {shape[-1]}")
+        d = shape[-1]
+        return tuple(shape[:-2]) + (d * (d - 1) // 2,)
 
 
 class PositiveDefiniteTransform(Transform):

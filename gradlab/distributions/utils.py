@@ -9,6 +9,11 @@ from logits never pays for ``softmax`` unless it asks for ``probs``.
 
 ``clamp_probs`` keeps p in [eps, 1 - eps] before a log, so a probability of
 exactly 0 or 1 gives a large finite logit instead of ±inf.
+
+``tril_matrix_to_vec`` / ``vec_to_tril_matrix`` read the lower triangle of a
+matrix into a vector row by row and back (the free coordinates of a Cholesky
+factor, as CorrCholeskyTransform uses them); both are plain indexing, so
+gradients pass through.
 """
 
 from __future__ import annotations
@@ -17,13 +22,14 @@ from numbers import Number
 
 from .. import dtypes as _dt
 from ..autograd.grad_mode import enable_grad
-from ..ops.creation import as_tensor
+from ..ops.creation import as_tensor, tensor
+from ..ops.padding import pad
 from ..ops.repetition import broadcast_tensors
 from ..tensor import Tensor
 from ..type_info import finfo
 
 __all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
-           "probs_to_logits"]
+           "probs_to_logits", "tril_matrix_to_vec", "vec_to_tril_matrix"]
 
 
 def broadcast_all(*values) -> tuple[Tensor, ...]:
@@ -81,3 +87,38 @@ class lazy_property:  # noqa: N801 - PyTorch's name
             value = self.wrapped(instance)
         instance.__dict__[self.wrapped.__name__] = value
         return value
+
+
+def _tril_positions(n: int, diag: int) -> list:
+    """(row, col) of the entries on or below the ``diag``-th diagonal, in row order."""
+    return [(r, c) for r in range(n) for c in range(n) if c <= r + diag]
+
+
+def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
+    """The entries of ``mat`` (..., n, n) on or below its ``diag``-th diagonal, read row by
+    row into a vector (..., N): ``diag=-1`` gives the n(n-1)/2 strictly-lower entries."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    positions = _tril_positions(n, diag)
+    rows = tensor([r for r, _ in positions], device=mat.device)
+    cols = tensor([c for _, c in positions], device=mat.device)
+    return mat[..., rows, cols]
+
+
+def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
+    """The inverse of ``tril_matrix_to_vec``: a vector (..., N) laid row by row into the
+    entries on or below the ``diag``-th diagonal of an n x n matrix, zeros elsewhere.
+    n solves n² + (1 + 2 diag) n - |diag| (diag + 1) = 2N."""
+    length = vec.shape[-1]
+    b = 1 + 2 * diag
+    n_real = (-b + (b * b + 8 * length + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    n = round(n_real)
+    if abs(n - n_real) > 1e-9 or len(_tril_positions(n, diag)) != length:
+        raise ValueError(f"The size of last dimension is {length} which cannot be expressed as "
+                         f"the lower triangular part of a square D x D matrix.")
+    where_from = [length] * (n * n)  # index ``length`` is the zero padded on below
+    for k, (r, c) in enumerate(_tril_positions(n, diag)):
+        where_from[r * n + c] = k
+    gathered = pad(vec, [0, 1])[..., tensor(where_from, device=vec.device)]
+    return gathered.reshape(tuple(vec.shape[:-1]) + (n, n))

@@ -46,6 +46,7 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``decompositions``           cholesky (+ linalg.eigh, linalg.svd, linalg.qr ...)
 ``legacy_linalg``            torch.qr, svd (returns V), lu, lu_unpack, lu_solve, cholesky_solve ...
 ``triangular_solvers``       linalg.solve_triangular, lu_factor(_ex), lu, lu_solve (over lu, tril)
+``ldl_decomposition``        linalg.ldl_factor(_ex), ldl_solve (Bunch-Kaufman, LAPACK's format)
 ``solver_status``            linalg.inv_ex, solve_ex, cholesky_ex (an info tensor, not an error)
 ``rank_and_condition``       linalg.pinv, matrix_rank, cond (what the singular values say)
 ``least_squares``            linalg.lstsq (through pinv; drivers gels, gelsy, gelsd, gelss)
@@ -75,6 +76,7 @@ on raw arrays and, right below, a ``backward`` written with tensor ops.
 ``volumetric``               conv3d, conv_transpose3d (depth gathered, then ONE 2-D conv)
 ``volumetric_pooling``       max_pool3d, avg_pool3d, adaptive_*_pool3d (2-D pools + depth taps)
 ``unpooling``                max_unpool1d/2d/3d (a scatter), lp_pool1d/2d/3d, *_with_indices
+``fractional_pooling``       fractional_max_pool2d/3d (pseudo-random window steps; F only)
 ``pairwise``                 pdist (all pairs of rows), channel_shuffle (a composition)
 ``normalization``            batch_norm, layer_norm, group_norm
 ``instance_normalization``   instance_norm, local_response_norm
@@ -161,6 +163,7 @@ from . import (
     filling,
     float_parts,
     fourier,
+    fractional_pooling,
     functional_aliases,
     fused,
     gamma_functions,
@@ -182,6 +185,7 @@ from . import (
     integer_math,
     introspection,
     joining,
+    ldl_decomposition,
     least_squares,
     legacy_linalg,
     legacy_norms,
@@ -271,6 +275,7 @@ from .embedding_bag import *  # noqa: F403
 from .error_function import *  # noqa: F403
 from .filling import *  # noqa: F403
 from .float_parts import *  # noqa: F403
+from .fractional_pooling import *  # noqa: F403
 from .functional_aliases import *  # noqa: F403
 from .fused import *  # noqa: F403
 from .gamma_functions import *  # noqa: F403
@@ -363,12 +368,13 @@ FAMILIES = (arithmetic, fused, unary, trigonometry, special_math, error_function
             discrete_sampling, progressions, filling, buffers, windows, introspection,
             shrink_activations, pixel_ops, diagonals, products, matrix_building,
             scatter_reductions, view_scatter,
-            matrix_functions, legacy_linalg, triangular_solvers, solver_status,
+            matrix_functions, legacy_linalg, triangular_solvers, ldl_decomposition, solver_status,
             rank_and_condition, least_squares, matrix_chain, tensor_equations,
             nan_aware, bessel, modified_bessel, special_functions, incomplete_gamma,
             gamma_sampling, hurwitz_zeta, bessel_jy, orthogonal_polynomials, legacy_norms,
-            stacking, instance_normalization, embedding_bag, unpooling, pairwise, volumetric,
-            volumetric_pooling, aliases, host_methods, inplace_extras, strided_views,
+            stacking, instance_normalization, embedding_bag, unpooling, fractional_pooling,
+            pairwise, volumetric, volumetric_pooling, aliases, host_methods, inplace_extras,
+            strided_views,
             numeric_gradient, multidim_histogram, functional_aliases, complex_parts, fourier,
             general_eigen, short_time_fourier)
 """The op families; each binds the functions its TENSOR_METHODS names onto Tensor."""

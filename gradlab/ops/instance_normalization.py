@@ -21,6 +21,19 @@ squares of its neighbours across channels, a window of ``size`` channels::
 The window holds channels c - size//2 .. c + (size-1)//2, with zeros past the
 edges. It is built from mul, pad, narrow, add, pow and div, so its graph
 shows those nodes and its gradient is theirs.
+
+``cross_map_lrn2d`` is ``nn.CrossMapLRN2d``'s op (no ``F`` name, as in PyTorch):
+the same normalization as PyTorch's legacy port of Lua Torch's
+SpatialCrossMapLRN computes it, value for value. It differs from
+local_response_norm in three ways: the input must be 4-D; the window is
+symmetric, h = (size - 1) // 2 channels each side (``size`` channels for an
+odd size, one fewer for an even one, where local_response_norm takes
+``size``, more of them before c); and, because that port forgets to subtract
+channel 0 from its running window sum, every channel c > h also counts
+channel 0's square. Its gradient here is the true derivative of
+those values, composed of ops; PyTorch's hand-written legacy backward is not
+(it reads its window one channel off and ignores the channel-0 term: it fails
+``torch.autograd.gradcheck``, and raises for size 1).
 """
 
 from __future__ import annotations
@@ -126,3 +139,35 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     for start in range(1, size):
         window = add(window, narrow(squares, 1, start, channels))
     return div(input, (window * (alpha / size) + k) ** beta)
+
+
+def cross_map_lrn2d(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                    k: float = 1.0) -> Tensor:
+    """PyTorch's legacy CrossMapLRN2d, value for value: x · (k + alpha/size · S)^-beta with
+    S the sum of x² over channels c - h .. c + h (h = (size - 1) // 2, clipped to the
+    channels), plus channel 0's square for every c > h (the legacy running sum's slip).
+    Input (N, C, H, W). Composed of ops, so its derivative is theirs."""
+    from .joining import cat
+    from .padding import narrow, pad
+
+    name = "CrossMapLRN2d"
+    _check_tensor(name, input)
+    if input.ndim != 4:
+        raise ValueError(f"{name}: Expected input to be 4D, got {input.ndim}D instead (shape "
+                         f"{tuple(input.shape)}). Fix: it takes (N, C, H, W); "
+                         f"nn.LocalResponseNorm takes any (N, C, *)")
+    check_float(name, input)
+    if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+        raise ValueError(f"{name}: size must be a positive int (the number of channels in the "
+                         f"window), got {size!r}")
+    channels, reach = input.shape[1], (size - 1) // 2  # reach: channels on each side
+    squares = input * input
+    padded = pad(squares, [0, 0, 0, 0, reach, reach])
+    window = narrow(padded, 1, 0, channels)
+    for start in range(1, 2 * reach + 1):
+        window = window + narrow(padded, 1, start, channels)
+    if channels > reach + 1:  # channels past the first window keep channel 0's square
+        window = cat([narrow(window, 1, 0, reach + 1),
+                      narrow(window, 1, reach + 1, channels - reach - 1)
+                      + narrow(squares, 1, 0, 1)], 1)
+    return input * (window * (alpha / size) + k) ** -beta

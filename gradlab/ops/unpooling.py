@@ -44,7 +44,8 @@ from .unary import relu, sign
 __all__: list = []
 FUNCTIONAL = ["max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d",
               "lp_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
-              "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices"]
+              "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
+              "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices"]
 TENSOR_METHODS: list = []
 
 
@@ -266,6 +267,14 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    """``max_pool3d(..., return_indices=True)``: (values, indices), whatever return_indices."""
+    from .volumetric_pooling import max_pool3d  # (written after this module)
+
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
     """``adaptive_max_pool1d(..., return_indices=True)``: (values, indices)."""
     return adaptive_max_pool1d(input, output_size, True)
@@ -274,3 +283,10 @@ def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
     """``adaptive_max_pool2d(..., return_indices=True)``: (values, indices)."""
     return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    """``adaptive_max_pool3d(..., return_indices=True)``: (values, indices)."""
+    from .volumetric_pooling import adaptive_max_pool3d  # (written after this module)
+
+    return adaptive_max_pool3d(input, output_size, True)

@@ -30,6 +30,7 @@ class Dist:
     discrete: bool = False
     moments: bool = True  # finite mean and variance that sample averages estimate
     rtol: float = 1e-7  # against PyTorch
+    torch_float64: bool = False  # PyTorch's own code needs float64 as its default dtype
 
 
 def _pos(rng, shape, lo=0.5, hi=2.0):
@@ -49,6 +50,14 @@ def _spd(rng, k=3, batch=()):
 def _tril(rng, k=3, batch=()):
     a = np.tril(rng.normal(size=batch + (k, k)), -1)
     return a + np.eye(k) * rng.uniform(0.5, 1.5, batch + (k,))[..., None]
+
+
+def _corr_cholesky(rng, batch=(), k=3):
+    """Cholesky factors of correlation matrices: lower triangular, positive diagonal, unit
+    rows."""
+    a = np.tril(rng.normal(size=batch + (k, k)))
+    a[..., range(k), range(k)] = np.abs(a[..., range(k), range(k)]) + 0.1
+    return a / np.linalg.norm(a, axis=-1, keepdims=True)
 
 
 def _uniform_params(rng):
@@ -172,6 +181,44 @@ DISTS = [
          lambda r: r.uniform(-3.1, 3.1, (2, 3)), (3,), props=("mean", "mode", "variance"),
          entropy=False, rtol=1e-6,
          moments=False),
+    Dist("ContinuousBernoulli_probs", lambda D, p: D.ContinuousBernoulli(probs=p),
+         lambda r: [r.uniform([0.1, 0.3, 0.7], [0.2, 0.4, 0.9])],
+         lambda r: r.uniform(0.02, 0.98, (2, 3)), (3,),
+         props=("mean", "variance", "stddev"), cdf=True, rsample=True),
+    Dist("ContinuousBernoulli_logits", lambda D, logit: D.ContinuousBernoulli(logits=logit),
+         lambda r: [r.uniform([-2.0, 0.0005, 2.0], [-1.0, 0.0025, 3.0])],
+         lambda r: r.uniform(0.02, 0.98, (2, 3)), (3,), props=("mean", "variance", "stddev"),
+         rsample=True),  # (λ = sigmoid(~0.0015) is within 0.001 of ½: the Taylor series
+    # serve, and PyTorch's cdf there is the uniform's, so cdf is compared elsewhere)
+    Dist("GeneralizedPareto",
+         lambda D, loc, scale, xi: D.GeneralizedPareto(loc, scale, xi),
+         lambda r: [r.uniform(-1.0, -0.5, (3,)), _pos(r, (3,), 0.5, 1.0),
+                    np.array([-0.3, 0.05, -0.1])],
+         lambda r: r.uniform(-0.45, 0.6, (2, 3)), (3,), cdf=True, rsample=True,
+         torch_float64=True),
+    Dist("GeneralizedPareto_broadcast",
+         lambda D, loc, scale, xi: D.GeneralizedPareto(loc, scale, xi),
+         lambda r: [np.array(0.5), _pos(r, (2, 1)), np.array([-0.2, 0.1, -0.05])],
+         lambda r: r.uniform(0.6, 2.0, (2, 3)), (2, 3), cdf=True, rsample=True,
+         torch_float64=True),
+    Dist("Wishart_cov", lambda D, df, cov: D.Wishart(df, covariance_matrix=cov),
+         lambda r: [np.array([4.5, 6.0]), _spd(r) * 0.03], lambda r: _spd(r, batch=(4, 2)),
+         (2,), (3, 3), rsample=True),
+    Dist("Wishart_tril", lambda D, df, tril: D.Wishart(df, scale_tril=tril),
+         lambda r: [np.array(5.0), _tril(r, batch=(2,)) * 0.15], lambda r: _spd(r, batch=(2,)),
+         (2,), (3, 3), rsample=True),
+    Dist("Wishart_precision", lambda D, df, prec: D.Wishart(df, precision_matrix=prec),
+         lambda r: [np.array([[3.5], [7.0]]), _spd(r, k=2, batch=(3,))],
+         lambda r: _spd(r, k=2, batch=(3,)), (2, 3), (2, 2), rsample=True),
+    Dist("LKJCholesky", lambda D, eta: D.LKJCholesky(3, eta),
+         lambda r: [_pos(r, (2,), 0.5, 3.0)], lambda r: _corr_cholesky(r, (4, 2)), (2,), (3, 3),
+         props=(), entropy=False, moments=False),
+    Dist("LKJCholesky_dim2", lambda D, eta: D.LKJCholesky(2, eta), lambda r: [np.array(1.7)],
+         lambda r: _corr_cholesky(r, (5,), k=2), (), (2, 2), props=(), entropy=False,
+         moments=False),
+    Dist("LKJCholesky_dim5", lambda D, eta: D.LKJCholesky(5, eta),
+         lambda r: [np.array([0.8, 1.0, 4.0])], lambda r: _corr_cholesky(r, (3,), k=5), (3,),
+         (5, 5), props=(), entropy=False, moments=False),
     Dist("Independent_Normal",
          lambda D, loc, scale: D.Independent(D.Normal(loc, scale), 1),
          lambda r: [r.normal(size=(2, 3)), _pos(r, (2, 3))], lambda r: r.normal(size=(4, 2, 3)),

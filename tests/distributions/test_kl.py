@@ -18,7 +18,8 @@ KL_ROWS = ["Normal", "Normal_broadcast", "Bernoulli_probs", "Bernoulli_logits",
            "Categorical_probs", "Categorical_logits", "OneHotCategorical", "Exponential",
            "Laplace", "Poisson", "Gamma", "Beta", "Dirichlet", "MultivariateNormal_cov",
            "MultivariateNormal_tril", "MultivariateNormal_precision", "Independent_Normal",
-           "LogNormal", "HalfNormal", "Cauchy", "Gumbel", "Pareto"]
+           "LogNormal", "HalfNormal", "Cauchy", "Gumbel", "Pareto", "ContinuousBernoulli_probs",
+           "ContinuousBernoulli_logits"]
 
 
 def _build(lib, case, arrays):
@@ -119,3 +120,89 @@ def test_kl_errors_name_the_pair_and_the_fix():
     m3 = gd.MultivariateNormal(gradlab.zeros(3), gradlab.eye(3))
     with pytest.raises(ValueError, match=r"different event shapes.*\(2,\) vs \(3,\)"):
         kl_divergence(m2, m3)
+
+
+# --- the continuous Bernoulli against other families -------------------------------------
+
+def _params(lib, arrays):
+    return [lib.tensor(np.asarray(a, dtype=np.float64), dtype=lib.float64, requires_grad=True)
+            for a in arrays]
+
+
+CB_PROBS = [0.15, 0.4996, 0.8]  # (the middle one is where the Taylor series serve)
+CROSS_PAIRS = [  # (name, make p, p's parameters, make q, q's parameters)
+    ("beta_cb", lambda D, a, b: D.Beta(a, b), [[0.7, 2.0, 3.5], [1.5, 2.0, 0.8]],
+     lambda D, p: D.ContinuousBernoulli(p), [CB_PROBS]),
+    ("cb_exponential", lambda D, p: D.ContinuousBernoulli(p), [CB_PROBS],
+     lambda D, rate: D.Exponential(rate), [[0.5, 1.0, 3.0]]),
+    ("cb_normal", lambda D, p: D.ContinuousBernoulli(logits=p), [[-2.0, 0.001, 1.0]],
+     lambda D, loc, scale: D.Normal(loc, scale), [[0.2, 0.5, -1.0], [0.3, 1.0, 2.0]]),
+    ("cb_uniform", lambda D, p: D.ContinuousBernoulli(p), [CB_PROBS],
+     lambda D, low, high: D.Uniform(low, high), [[-1.0, -0.5, -0.1], [1.5, 2.0, 1.1]]),
+    ("uniform_cb", lambda D, low, high: D.Uniform(low, high), [[0.1, 0.3, 0.05],
+                                                                [0.9, 0.4, 0.95]],
+     lambda D, p: D.ContinuousBernoulli(p), [CB_PROBS]),
+]
+
+
+@needs_torch
+@pytest.mark.parametrize("name, make_p, p_arrays, make_q, q_arrays", CROSS_PAIRS,
+                         ids=[c[0] for c in CROSS_PAIRS])
+def test_continuous_bernoulli_cross_family_kl_matches_torch(name, make_p, p_arrays, make_q,
+                                                            q_arrays):
+    results = []
+    for lib, module in ((gradlab, gd), (torch, torch.distributions)):
+        p_params, q_params = _params(lib, p_arrays), _params(lib, q_arrays)
+        kl = module.kl_divergence(make_p(module, *p_params), make_q(module, *q_params))
+        kl.sum().backward()
+        results.append([kl] + [t.grad for t in p_params + q_params])
+    for mine, theirs in zip(*results):
+        np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(), rtol=1e-7,
+                                   atol=1e-10)
+    assert bool((results[0][0] > 0).all())
+
+
+@needs_torch
+@pytest.mark.parametrize("make_p, p_arrays", [
+    (lambda D, rate: D.Exponential(rate), [[0.5, 2.0, 1.0]]),
+    (lambda D, a, b: D.Gamma(a, b), [[0.5, 2.0, 1.0], [1.0, 1.0, 3.0]]),
+    (lambda D, loc, scale: D.Gumbel(loc, scale), [[0.5, 0.2, 0.4], [1.0, 0.1, 3.0]]),
+    (lambda D, loc, scale: D.Laplace(loc, scale), [[0.5, 0.2, 0.4], [1.0, 0.1, 3.0]]),
+    (lambda D, loc, scale: D.Normal(loc, scale), [[0.5, 0.2, 0.4], [1.0, 0.1, 3.0]]),
+    (lambda D, scale, alpha: D.Pareto(scale, alpha), [[0.5, 0.2, 0.4], [1.0, 0.1, 3.0]]),
+], ids=["exponential", "gamma", "gumbel", "laplace", "normal", "pareto"])
+def test_kl_to_a_continuous_bernoulli_is_infinite_from_a_wider_support(make_p, p_arrays):
+    for lib, module in ((gradlab, gd), (torch, torch.distributions)):
+        q = module.ContinuousBernoulli(lib.tensor(CB_PROBS, dtype=lib.float64))
+        p = make_p(module, *_params(lib, p_arrays))
+        kl = module.kl_divergence(p, q)
+        assert tuple(kl.shape) == (3,) and bool((kl == float("inf")).all())
+    p = gd.ContinuousBernoulli(gradlab.tensor(CB_PROBS, dtype=gradlab.float64))
+    kl = kl_divergence(p, gd.Pareto(gradlab.tensor(0.01), gradlab.tensor(2.0)))
+    assert bool((kl == float("inf")).all())  # Pareto has no mass on [0, 0.01)
+
+
+@needs_torch
+def test_kl_between_uniform_and_continuous_bernoulli_on_a_shared_boundary_is_finite():
+    """Uniform(0, 1) and the continuous Bernoulli share their support [0, 1]: both KLs are
+    finite. PyTorch 2.13 tests the boundary with >= / <= and returns inf; away from the
+    boundary the two agree."""
+    probs = gradlab.tensor(CB_PROBS, dtype=gradlab.float64)
+    cb = gd.ContinuousBernoulli(probs)
+    low = gradlab.tensor([0.0, 0.0, -0.5], dtype=gradlab.float64)
+    high = gradlab.tensor([1.0, 2.0, 1.0], dtype=gradlab.float64)
+    uniform = gd.Uniform(low, high)
+    forward, backward = kl_divergence(cb, uniform), kl_divergence(gd.Uniform(0.0, 1.0), cb)
+    np.testing.assert_allclose(forward.numpy(), (-cb.entropy() + (high - low).log()).numpy())
+    # E_U[log q(x)] for U = Uniform(0, 1): a midpoint rule on the density itself
+    grid = gradlab.tensor((np.arange(20000) + 0.5) / 20000, dtype=gradlab.float64)
+    expected = -cb.log_prob(grid.unsqueeze(-1)).mean(0)
+    np.testing.assert_allclose(backward.numpy(), expected.numpy(), rtol=1e-8)
+    t_cb = torch.distributions.ContinuousBernoulli(torch.tensor(CB_PROBS, dtype=torch.float64))
+    t_uniform = torch.distributions.Uniform(torch.tensor(low.numpy()), torch.tensor(high.numpy()))
+    assert torch.isinf(torch.distributions.kl_divergence(t_cb, t_uniform)).tolist() == \
+        [True, True, True]
+    outside = gd.Uniform(gradlab.tensor([0.5, -0.1]), gradlab.tensor([2.0, 0.9]))
+    q = gd.ContinuousBernoulli(gradlab.tensor([0.3, 0.3]))
+    assert kl_divergence(q, outside).isinf().tolist() == [True, True]
+    assert kl_divergence(outside, q).isinf().tolist() == [True, True]

@@ -303,6 +303,12 @@ WITH_INDICES_CASES = [
     OpCase("adaptive_max_pool2d_with_indices",
            lambda lib, x: F(lib).adaptive_max_pool2d_with_indices(x, (2, 3)), ((1, 2, 5, 7),),
            gradgrad=False),
+    OpCase("max_pool3d_with_indices",
+           lambda lib, x: F(lib).max_pool3d_with_indices(x, (2, 3, 2), 2, 1),
+           ((1, 2, 4, 5, 4),), variants=(((2, 3, 4, 3),),), gradgrad=False),
+    OpCase("adaptive_max_pool3d_with_indices",
+           lambda lib, x: F(lib).adaptive_max_pool3d_with_indices(x, (2, 3, 2)),
+           ((1, 2, 5, 7, 3),), variants=(((2, 4, 4, 4),),), gradgrad=False),
 ]
 globals().update(standard_op_tests(WITH_INDICES_CASES, prefix="with_indices_"))
 
@@ -314,6 +320,13 @@ def test_with_indices_names_always_return_the_indices():
     np.testing.assert_array_equal(values.numpy(), want.numpy())
     np.testing.assert_array_equal(idx.numpy(), want_idx.numpy())
     assert idx.dtype is gradlab.int64
+    x3 = gradlab.tensor(np.random.default_rng(1).standard_normal((1, 2, 5, 4, 6)))
+    for pooled, want in ((F(gradlab).max_pool3d_with_indices(x3, 2, return_indices=False),
+                          F(gradlab).max_pool3d(x3, 2, return_indices=True)),
+                         (F(gradlab).adaptive_max_pool3d_with_indices(x3, 3, False),
+                          F(gradlab).adaptive_max_pool3d(x3, 3, return_indices=True))):
+        for got, expected in zip(pooled, want, strict=True):
+            np.testing.assert_array_equal(got.numpy(), expected.numpy())
 
 
 # --- pdist --------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from .activation import *
 from .activation_extra import *
+from .adaptive_softmax import *
 from .attention import *
 from .container import *
 from .conv import *
@@ -11,6 +12,7 @@ from .dropout import *
 from .embedding_bag import *
 from .flatten import *
 from .fold import *
+from .fractional_pooling import *
 from .instance_norm import *
 from .lazy import *
 from .linear import *

@@ -1,4 +1,4 @@
-"""InstanceNorm1d/2d/3d and LocalResponseNorm.
+"""InstanceNorm1d/2d/3d, LocalResponseNorm and CrossMapLRN2d.
 
 InstanceNorm normalises each channel of each sample over its spatial dims
 (:func:`gradlab.nn.functional.instance_norm`). It shares BatchNorm's state —
@@ -6,18 +6,23 @@ InstanceNorm normalises each channel of each sample over its spatial dims
 (PyTorch's state_dict keys) — but with PyTorch's other defaults: no affine
 parameters and no running statistics unless asked for. Each layer also takes
 unbatched input, (C, L) for InstanceNorm1d and so on.
+
+CrossMapLRN2d is PyTorch's legacy form of LocalResponseNorm: 4-D input only, a
+slightly different window, and the legacy code's values exactly (see
+:func:`gradlab.ops.instance_normalization.cross_map_lrn2d` for how they differ).
 """
 
 from __future__ import annotations
 
 import warnings
 
-from ...ops.instance_normalization import instance_norm, local_response_norm
+from ...ops.instance_normalization import cross_map_lrn2d, instance_norm, local_response_norm
 from ...tensor import Tensor
 from .module import Module
 from .normalization import _BatchNorm
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
+           "CrossMapLRN2d"]
 
 
 class _InstanceNorm(_BatchNorm):
@@ -101,9 +106,9 @@ class InstanceNorm3d(_InstanceNorm):
     _spatial_dims = 3
 
 
-class LocalResponseNorm(Module):
-    """Divide each value by a power of the sum of squares over ``size`` neighbouring
-    channels (AlexNet's normalization). No parameters."""
+class _ChannelWindowNorm(Module):
+    """The arguments and repr LocalResponseNorm and CrossMapLRN2d share (siblings, not one
+    a subclass of the other, as in PyTorch)."""
 
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
                  k: float = 1.0) -> None:
@@ -113,8 +118,25 @@ class LocalResponseNorm(Module):
         self.beta = beta
         self.k = k
 
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class LocalResponseNorm(_ChannelWindowNorm):
+    """Divide each value by a power of the sum of squares over ``size`` neighbouring
+    channels (AlexNet's normalization). No parameters."""
+
     def forward(self, input: Tensor) -> Tensor:
         return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
-    def extra_repr(self) -> str:
-        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+class CrossMapLRN2d(_ChannelWindowNorm):
+    """PyTorch's legacy cross-channel LRN over (N, C, H, W): LocalResponseNorm's arguments
+    and repr, the legacy module's values (a symmetric window of (size - 1) // 2 channels
+    each side, plus its channel-0 slip). No parameters."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__(size, alpha, beta, k)  # (k=1, not 1.0: PyTorch's repr shows k=1)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return cross_map_lrn2d(input, self.size, self.alpha, self.beta, self.k)

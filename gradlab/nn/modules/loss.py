@@ -9,14 +9,16 @@ PyTorch. The math lives in :mod:`gradlab.ops.losses`.
 
 from __future__ import annotations
 
+import warnings
+
 from ...ops import losses as F
 from ...ops._loss_reduction import reduction_mode
 from ...tensor import Tensor
 from .module import Module
 
 __all__ = ["MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
-           "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MultiMarginLoss", "KLDivLoss",
-           "MarginRankingLoss", "CosineEmbeddingLoss"]
+           "NLLLoss2d", "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MultiMarginLoss",
+           "KLDivLoss", "MarginRankingLoss", "CosineEmbeddingLoss"]
 
 
 class _Loss(Module):
@@ -103,6 +105,20 @@ class NLLLoss(_WeightedLoss):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """PyTorch's deprecated name for NLLLoss from when NLLLoss took no (N, C, H, W) input:
+    the same loss (NLLLoss takes (N, C, d1, d2, ...) with targets (N, d1, d2, ...)).
+    Constructing it warns (a FutureWarning, as PyTorch's; a subclass does not)."""
+
+    def __init__(self, weight: Tensor | None = None, size_average=None, ignore_index: int = -100,
+                 reduce=None, reduction: str = "mean") -> None:
+        if type(self) is NLLLoss2d:
+            warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+                          "drop-in replacement: it takes (N, C, H, W) input and (N, H, W) "
+                          "targets the same way", FutureWarning, stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class BCELoss(_WeightedLoss):
