@@ -26,8 +26,9 @@ on together: 0 for the elementwise ones (their log-det is per element), 1 for
 the stick-breaking map of a vector. ``domain`` and ``codomain`` are the
 constraints x and y live in, so ``biject_to(constraint)`` can find the
 transform from unconstrained reals onto a constraint (``biject_to(positive)``
-is ``ExpTransform()``): the way to optimise a parameter that must stay
-positive, or on the simplex, with plain gradient steps.
+is eˣ, as ``ComposeTransform([ExpTransform(), AffineTransform(0, 1)])``, the
+rule for every ``greater_than(bound)``): the way to optimise a parameter that
+must stay positive, or on the simplex, with plain gradient steps.
 
 ``cache_size=1`` remembers the last (x, y) pair, so ``t.inv(t(x))`` returns
 x itself instead of computing it back (atanh of a tanh that rounded to ±1 is
